@@ -1,0 +1,32 @@
+// Flat config: typescript-eslint's recommended rules, plus the layering rule that keeps the
+// training core a pure library (no service frameworks imported from src/training).
+const tseslint = require('typescript-eslint');
+const js = require('@eslint/js');
+
+module.exports = tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'src/generated/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { ecmaVersion: 2022, sourceType: 'module' },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+    },
+  },
+  {
+    files: ['src/training/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['@nestjs/*', '@prisma/*', 'bullmq', 'ioredis', 'express', 'pg'], message: 'src/training is a pure library: no service imports.' },
+            { group: ['../api/*', '../services/*', '../repositories/*', '../config/*'], message: 'src/training must not depend on the service layers.' },
+          ],
+        },
+      ],
+    },
+  },
+  { files: ['**/*.js'], languageOptions: { sourceType: 'commonjs', globals: { require: 'readonly', module: 'writable', __dirname: 'readonly', process: 'readonly' } } },
+);

@@ -1,0 +1,12 @@
+/** Unit specs live beside the code (src/**), integration and e2e specs in test/. */
+const fs = require('fs');
+const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
+
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/src', '<rootDir>/test'],
+  testMatch: ['**/*.spec.ts'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  testTimeout: 60_000,
+};
