@@ -1,0 +1,72 @@
+import type { TSchema } from '@sinclair/typebox';
+
+/** What the environment reports about one executed action. */
+export interface StepInfo {
+  /** The task was accomplished (goal reached, puzzle solved, high arm chosen). */
+  success: boolean;
+  /** The action was one of the environment's action names. */
+  actionValid: boolean;
+  /** The action changed the state (walking into a wall is valid but not effective). */
+  actionEffective: boolean;
+}
+
+export interface StepResult {
+  /** `render()` after the action. */
+  observation: string;
+  reward: number;
+  /** The episode is over (goal, hole, solved, or the bandit's single pull). */
+  done: boolean;
+  info: StepInfo;
+}
+
+/**
+ * A text environment in the RAGEN mould: every observation is a string over a small closed
+ * vocabulary (`vocabulary`), every action one of `actionNames`. Deterministic per seed:
+ * `reset(seed)` followed by the same actions gives the same observations and rewards, and
+ * stochastic dynamics (slippery ice, the bandit's payout) draw from a generator seeded by `reset`.
+ */
+export interface Env {
+  readonly id: string;
+  /** Canonical action words, e.g. ["Up", "Down", "Left", "Right"]. Matching is case-insensitive. */
+  readonly actionNames: readonly string[];
+  /** Symbol → meaning, shown to users and in the catalogue. */
+  readonly symbolLegend: Readonly<Record<string, string>>;
+  /**
+   * Every token an observation can contain (grid symbols, words). `render()` output split into
+   * these tokens by longest match, ignoring spaces, with "\n" as a token of its own.
+   */
+  readonly vocabulary: readonly string[];
+  /** Starts an episode; returns the first observation. */
+  reset(seed: number): string;
+  /** Executes one action word. An unknown action is not executed: actionValid=false, reward 0. */
+  step(action: string): StepResult;
+  render(): string;
+  /** Independent copy of the current state, including the dynamics' random state (for branching). */
+  clone(): Env;
+  /** True once the episode has ended. */
+  readonly done: boolean;
+}
+
+/** An expert that knows the task: next actions from the current state (re-planned every call). */
+export type Expert = (env: Env) => string[];
+
+/** Registry entry: how to build an environment, its config schema, and what it offers. */
+export interface EnvDefinition<C = Record<string, unknown>> {
+  id: string;
+  description: string;
+  /** TypeBox schema of the config, every field optional with a default and bounds. */
+  configSchema: TSchema;
+  defaults: C;
+  create(config: C): Env;
+  /** Present when demonstrations are possible (FrozenLake shortest path, Sokoban BFS). */
+  expert?: Expert;
+  /** Actions of this environment, independent of config. */
+  actionNames: readonly string[];
+  /**
+   * Rollout budgets this environment is played with when the job spec does not say (RAGEN's
+   * per-environment settings, e.g. one turn and one action for the bandit).
+   */
+  rolloutDefaults?: Readonly<Record<string, number | boolean>>;
+  /** Union of the vocabulary of every config (so a model can be built before the env). */
+  vocabulary(config: C): readonly string[];
+}
