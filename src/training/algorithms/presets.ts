@@ -1,0 +1,82 @@
+import { Static, Type } from '@sinclair/typebox';
+
+const num = (minimum: number, maximum: number, description: string) => Type.Number({ minimum, maximum, description });
+const int = (minimum: number, maximum: number, description: string) => Type.Integer({ minimum, maximum, description });
+
+/**
+ * Every knob of the StarPO family in one flat config; the algorithm ids are presets over it
+ * (DESIGN.md §4–5) and any value can be overridden in the job spec's `algorithm.config`.
+ */
+export const AlgorithmConfigSchema = Type.Object(
+  {
+    advantage: Type.Union([Type.Literal('gae'), Type.Literal('grpo')], {
+      description: 'gae: PPO critic with GAE; grpo: per-group z-score of returns, no critic',
+    }),
+    gamma: num(0, 1, 'GAE discount over assistant tokens'),
+    lambda: num(0, 1, 'GAE λ'),
+    whitenAdvantages: Type.Boolean({ description: 'whiten GAE advantages over the batch' }),
+    rewardAssignment: Type.Union([Type.Literal('trajectory'), Type.Literal('turn')], {
+      description: 'trajectory: the return on the last token (RAGEN); turn: each turn reward on its last token',
+    }),
+    clipLow: num(0, 1, 'PPO ε_low: ratio floor 1 − ε_low'),
+    clipHigh: num(0, 2, 'PPO ε_high: ratio ceiling 1 + ε_high (clip-higher when > clipLow)'),
+    dualClip: num(0, 100, 'dual-clip constant c for negative advantages; 0 disables'),
+    entropyCoef: num(0, 1, 'entropy bonus coefficient'),
+    klCoef: num(0, 1, 'coefficient of the k1 KL penalty to the frozen warm-up policy; 0 disables'),
+    valueClip: num(0, 100, 'value-loss clipping range around the old values'),
+    valueCoef: num(0, 100, 'scale of the critic loss'),
+    criticLearningRateScale: num(0.01, 100, 'critic learning rate as a multiple of training.learningRate'),
+    filter: Type.Union([Type.Literal('none'), Type.Literal('std-top')], {
+      description: 'std-top: StarPO-S variance filter keeping the groups with the highest in-group reward std',
+    }),
+    filterKeepFraction: num(0.01, 1, 'share of groups kept by the std-top filter'),
+    lossAggregation: Type.Union([Type.Literal('seq-mean-token-mean'), Type.Literal('token-mean')], {
+      description: 'token-mean per trajectory then mean over trajectories, or mean over all tokens',
+    }),
+    epochs: int(1, 8, 'PPO epochs over each batch of fresh rollouts'),
+    miniBatches: int(1, 32, 'minibatches per epoch (each one optimiser step)'),
+    maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
+  },
+  { additionalProperties: false },
+);
+export type AlgorithmConfig = Static<typeof AlgorithmConfigSchema>;
+
+const STARPO_BASE: AlgorithmConfig = {
+  advantage: 'gae',
+  gamma: 1,
+  lambda: 1,
+  whitenAdvantages: true,
+  rewardAssignment: 'trajectory',
+  clipLow: 0.2,
+  clipHigh: 0.2,
+  dualClip: 3,
+  entropyCoef: 0.001,
+  klCoef: 0.001,
+  valueClip: 0.5,
+  valueCoef: 1,
+  criticLearningRateScale: 1,
+  filter: 'none',
+  filterKeepFraction: 1,
+  lossAggregation: 'seq-mean-token-mean',
+  epochs: 1,
+  miniBatches: 1,
+  maxGradNorm: 1,
+};
+
+/** StarPO-S: variance filter (top 25%), clip-higher 0.2/0.28, no KL (RAGEN §4). */
+const STARPO_S: Partial<AlgorithmConfig> = { filter: 'std-top', filterKeepFraction: 0.25, clipHigh: 0.28, klCoef: 0 };
+const GRPO: Partial<AlgorithmConfig> = { advantage: 'grpo', whitenAdvantages: false };
+
+export const ALGORITHM_PRESETS = {
+  'starpo-ppo': { description: 'StarPO with a PPO critic (GAE), no filtering, KL 0.001', config: { ...STARPO_BASE } },
+  'starpo-grpo': { description: 'StarPO with GRPO group normalisation, no critic', config: { ...STARPO_BASE, ...GRPO } },
+  'starpo-s': { description: 'StarPO-S: std filter top 25%, PPO critic, clip-higher 0.2/0.28, no KL', config: { ...STARPO_BASE, ...STARPO_S } },
+  'starpo-s-grpo': { description: 'StarPO-S with GRPO advantages instead of a critic', config: { ...STARPO_BASE, ...STARPO_S, ...GRPO } },
+} satisfies Record<string, { description: string; config: AlgorithmConfig }>;
+
+export type AlgorithmId = keyof typeof ALGORITHM_PRESETS;
+export const ALGORITHM_IDS = Object.keys(ALGORITHM_PRESETS) as AlgorithmId[];
+
+export function usesCritic(config: AlgorithmConfig): boolean {
+  return config.advantage === 'gae';
+}
