@@ -1,0 +1,112 @@
+/**
+ * Word-level tokenizer over an environment's closed text vocabulary.
+ *
+ * The vocabulary is: structural specials, the response-format tags of DESIGN.md §5
+ * (`<think>`, `</think>`, `<answer>`, `</answer>`, the `||` action separator), a few free
+ * "thought" tokens the policy may fill its reasoning with, reward markers for the history, and
+ * the environment's own observation symbols and action names. Text is split by longest match,
+ * ignoring spaces; "\n" is a token of its own so grid rows stay visible.
+ */
+export const SPECIAL_TOKENS = {
+  pad: '<pad>',
+  bos: '<bos>',
+  eos: '<eos>',
+  unk: '<unk>',
+  obs: '<obs>',
+  resp: '<resp>',
+} as const;
+
+export const FORMAT_TOKENS = ['<think>', '</think>', '<answer>', '</answer>', '||'] as const;
+/** Reward of the previous turn as a coarse sign, so the history says how a turn went. */
+export const REWARD_TOKENS = { positive: '<r+>', zero: '<r0>', negative: '<r->' } as const;
+export const THOUGHT_TOKEN_COUNT = 8;
+export const THOUGHT_TOKENS = Array.from({ length: THOUGHT_TOKEN_COUNT }, (_, i) => `t${i}`);
+export const NEWLINE = '\n';
+
+export class Tokenizer {
+  readonly tokens: readonly string[];
+  private readonly ids = new Map<string, number>();
+  /** Candidate tokens by first character, longest first. */
+  private readonly byFirstChar = new Map<string, string[]>();
+  /** Ids the policy must never emit: padding, sequence start, unknown. */
+  readonly forbiddenIds: readonly number[];
+
+  constructor(envVocabulary: readonly string[], actionNames: readonly string[]) {
+    const all = [
+      ...Object.values(SPECIAL_TOKENS),
+      ...FORMAT_TOKENS,
+      ...Object.values(REWARD_TOKENS),
+      ...THOUGHT_TOKENS,
+      NEWLINE,
+      ...envVocabulary,
+      ...actionNames,
+    ];
+    const unique: string[] = [];
+    for (const token of all) {
+      if (token.length === 0 || (token.trim() === '' && token !== NEWLINE)) {
+        throw new Error(`invalid token ${JSON.stringify(token)}`);
+      }
+      if (!this.ids.has(token)) {
+        this.ids.set(token, unique.length);
+        unique.push(token);
+      }
+    }
+    this.tokens = unique;
+    for (const token of unique) {
+      const list = this.byFirstChar.get(token[0]) ?? [];
+      list.push(token);
+      this.byFirstChar.set(token[0], list);
+    }
+    for (const list of this.byFirstChar.values()) list.sort((a, b) => b.length - a.length);
+    this.forbiddenIds = [SPECIAL_TOKENS.pad, SPECIAL_TOKENS.bos, SPECIAL_TOKENS.unk].map((t) => this.id(t));
+  }
+
+  get size(): number {
+    return this.tokens.length;
+  }
+
+  id(token: string): number {
+    const id = this.ids.get(token);
+    if (id === undefined) throw new Error(`token ${JSON.stringify(token)} is not in the vocabulary`);
+    return id;
+  }
+
+  has(token: string): boolean {
+    return this.ids.has(token);
+  }
+
+  /** Longest-match split; spaces separate but are not tokens; unknown characters become <unk>. */
+  encode(text: string): number[] {
+    const out: number[] = [];
+    let i = 0;
+    while (i < text.length) {
+      const ch = text[i];
+      if (ch === ' ' || ch === '\t' || ch === '\r') {
+        i++;
+        continue;
+      }
+      const match = this.byFirstChar.get(ch)?.find((token) => text.startsWith(token, i));
+      if (match) {
+        out.push(this.ids.get(match)!);
+        i += match.length;
+      } else {
+        out.push(this.ids.get(SPECIAL_TOKENS.unk)!);
+        i++;
+      }
+    }
+    return out;
+  }
+
+  /** Tokens joined by single spaces (none around newlines), so `encode(decode(ids))` = ids. */
+  decode(ids: readonly number[]): string {
+    let text = '';
+    let previous = '';
+    for (const id of ids) {
+      const token = this.tokens[id] ?? SPECIAL_TOKENS.unk;
+      if (text.length > 0 && token !== NEWLINE && previous !== NEWLINE) text += ' ';
+      text += token;
+      previous = token;
+    }
+    return text;
+  }
+}

@@ -1,0 +1,95 @@
+import * as tf from '@tensorflow/tfjs';
+import { useTestBackend } from '../../../test/support/tf';
+import { Rng } from '../random';
+import { generate } from './generate';
+import { TransformerLM } from './transformer';
+
+const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4 };
+
+describe('TransformerLM', () => {
+  let model: TransformerLM;
+  beforeAll(async () => {
+    await useTestBackend();
+    model = new TransformerLM(config, 7, [0]);
+  });
+  afterAll(() => model.dispose());
+
+  function randomPrompt(rng: Rng, length: number): number[] {
+    return Array.from({ length }, () => 1 + rng.int(config.vocabSize - 1));
+  }
+
+  it('gives the same logits from the KV cache as from a full forward pass (within 1e-4)', () => {
+    const rng = new Rng(3);
+    const prompts = [randomPrompt(rng, 5), randomPrompt(rng, 12), randomPrompt(rng, 1)];
+    const continuation = prompts.map(() => randomPrompt(rng, 6));
+    const cachedLogits: Float32Array[][] = prompts.map(() => []);
+    let { logits, cache } = model.prefill(prompts);
+    for (let t = 0; t <= 6; t++) {
+      const rows = logits.arraySync();
+      rows.forEach((row, b) => cachedLogits[b].push(Float32Array.from(row)));
+      logits.dispose();
+      if (t === 6) break;
+      ({ logits, cache } = model.decodeStep(cache, continuation.map((c) => c[t])));
+    }
+    tf.dispose([...cache.keys, ...cache.values, cache.keyMask]);
+
+    prompts.forEach((prompt, b) => {
+      const sequence = [...prompt, ...continuation[b]];
+      const full = tf.tidy(() => model.forward(tf.tensor2d([sequence], [1, sequence.length], 'int32')).logits.arraySync()[0]);
+      for (let t = 0; t <= 6; t++) {
+        const expected = full[prompt.length - 1 + t];
+        expect(cachedLogits[b][t].length).toBe(config.vocabSize);
+        let maxDiff = 0;
+        for (let v = 1; v < config.vocabSize; v++) maxDiff = Math.max(maxDiff, Math.abs(cachedLogits[b][t][v] - expected[v]));
+        expect(maxDiff).toBeLessThan(1e-4);
+      }
+    });
+  });
+
+  it('never emits a forbidden token and keeps the tensor count flat across generations', () => {
+    const rng = new Rng(11);
+    const prompts = Array.from({ length: 8 }, (_, i) => randomPrompt(rng, 3 + i));
+    const options = { temperature: 1, maxNewTokens: 10, eosId: 2, rng };
+    generate(model, prompts, options);
+    const before = tf.memory().numTensors;
+    for (let i = 0; i < 5; i++) {
+      const out = generate(model, prompts, options);
+      for (const g of out) {
+        expect(g.tokens).not.toContain(0);
+        expect(g.tokens.length).toBe(g.logProbs.length);
+        expect(g.stopped || g.tokens.length === 10).toBe(true);
+      }
+    }
+    expect(tf.memory().numTensors).toBe(before);
+  });
+
+  it('does per-token work independent of the history except in attention', async () => {
+    // Profile one decode step after a short and after a long history: every kernel must be the
+    // same and have the same output shape, except the attention kernels that read the S keys.
+    const profileStep = async (historyLength: number) => {
+      const rng = new Rng(5);
+      const { logits, cache } = model.prefill([randomPrompt(rng, historyLength), randomPrompt(rng, historyLength)]);
+      logits.dispose();
+      let step!: ReturnType<TransformerLM['decodeStep']>;
+      const profile = await tf.profile(() => {
+        step = model.decodeStep(cache, [1, 2]);
+        return step.logits;
+      });
+      step.logits.dispose();
+      tf.dispose([...step.cache.keys, ...step.cache.values, step.cache.keyMask]);
+      return profile.kernels.map((k) => ({ name: k.name, shape: (k.outputShapes[0] ?? []).join('x') }));
+    };
+    const short = await profileStep(4);
+    const long = await profileStep(40);
+    expect(long.map((k) => k.name)).toEqual(short.map((k) => k.name));
+    const grown = long.filter((k, i) => k.shape !== short[i].shape);
+    // Per layer: key concat, value concat, scores matmul, scale, bias add, softmax (with its
+    // max/sub/exp/sum pieces), mask concat — nothing in the projections or the feed-forward.
+    const allowed = new Set(['Concat', 'BatchMatMul', 'Multiply', 'Add', 'Softmax', 'Reshape', 'Sub', 'Max', 'Exp', 'Sum', 'RealDiv']);
+    expect(grown.length).toBeGreaterThan(0);
+    for (const kernel of grown) expect(allowed.has(kernel.name)).toBe(true);
+    // Projections and the feed-forward run on one new token per row whatever the history.
+    const unchangedMatMuls = long.filter((k, i) => k.name === 'BatchMatMul' && k.shape === short[i].shape);
+    expect(unchangedMatMuls.length).toBeGreaterThanOrEqual(config.layers * 4);
+  });
+});

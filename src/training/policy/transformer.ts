@@ -1,0 +1,358 @@
+import * as tf from '@tensorflow/tfjs';
+import { Rng } from '../random';
+import { matMul, matMulTransposeB } from './ops';
+
+/** Shape of the decoder-only transformer (GPT-2 style, pre-LayerNorm). */
+export interface TransformerConfig {
+  vocabSize: number;
+  /** Maximum positions: prompt plus generated tokens. */
+  contextLength: number;
+  layers: number;
+  dModel: number;
+  heads: number;
+  /** Hidden width of the feed-forward block as a multiple of dModel. */
+  ffnMultiplier: number;
+}
+
+/** Keys and values of every layer for the tokens seen so far, one row per sequence. */
+export interface KvCache {
+  keys: tf.Tensor4D[]; // per layer [B, H, S, dh]
+  values: tf.Tensor4D[];
+  /** 0 where a key is left padding, else 1: [B, S]. */
+  keyMask: tf.Tensor2D;
+  /** Position id the next token of each row will take. */
+  nextPosition: number[];
+}
+
+export type ForwardOutput = {
+  logits: tf.Tensor3D; // [B, T, V]
+  values: tf.Tensor2D; // [B, T]
+};
+
+const NEG_INF = -1e9;
+const LN_EPS = 1e-5;
+
+interface Layer {
+  ln1Gamma: tf.Variable;
+  ln1Beta: tf.Variable;
+  wQkv: tf.Variable;
+  bQkv: tf.Variable;
+  wOut: tf.Variable;
+  bOut: tf.Variable;
+  ln2Gamma: tf.Variable;
+  ln2Beta: tf.Variable;
+  wFfn1: tf.Variable;
+  bFfn1: tf.Variable;
+  wFfn2: tf.Variable;
+  bFfn2: tf.Variable;
+}
+
+/**
+ * Autoregressive transformer language model with a scalar value head (the PPO critic reads the
+ * same trunk shape). Written with raw ops rather than tf.layers so that generation can keep a
+ * KV cache, and with one-hot × matMul instead of gather because the wasm backend has no gather
+ * gradient (STACK.md).
+ */
+export class TransformerLM {
+  readonly config: TransformerConfig;
+  private readonly variables = new Map<string, tf.Variable>();
+  private readonly tokenEmbedding: tf.Variable;
+  private readonly positionEmbedding: tf.Variable;
+  private readonly blocks: Layer[] = [];
+  private readonly lnFinalGamma: tf.Variable;
+  private readonly lnFinalBeta: tf.Variable;
+  private readonly wLm: tf.Variable;
+  private readonly bLm: tf.Variable;
+  private readonly wValue: tf.Variable;
+  private readonly bValue: tf.Variable;
+  /** Added to the logits: NEG_INF on tokens the policy must never emit. */
+  private readonly logitBias: tf.Tensor1D;
+
+  constructor(config: TransformerConfig, seed: number, forbiddenTokenIds: readonly number[] = []) {
+    if (config.dModel % config.heads !== 0) throw new Error('dModel must be divisible by heads');
+    this.config = config;
+    const rng = new Rng(seed, 0x7e1);
+    const { vocabSize: V, contextLength: P, dModel: d, layers } = config;
+    const ffn = d * config.ffnMultiplier;
+    // GPT-2 initialisation: N(0, 0.02), residual projections scaled by 1/sqrt(2·layers).
+    const residualStd = 0.02 / Math.sqrt(2 * layers);
+    this.tokenEmbedding = this.normal('tok_emb', [V, d], 0.02, rng);
+    this.positionEmbedding = this.normal('pos_emb', [P, d], 0.01, rng);
+    for (let l = 0; l < layers; l++) {
+      this.blocks.push({
+        ln1Gamma: this.constant(`h${l}.ln1.g`, [d], 1),
+        ln1Beta: this.constant(`h${l}.ln1.b`, [d], 0),
+        wQkv: this.normal(`h${l}.attn.w_qkv`, [d, 3 * d], 0.02, rng),
+        bQkv: this.constant(`h${l}.attn.b_qkv`, [3 * d], 0),
+        wOut: this.normal(`h${l}.attn.w_out`, [d, d], residualStd, rng),
+        bOut: this.constant(`h${l}.attn.b_out`, [d], 0),
+        ln2Gamma: this.constant(`h${l}.ln2.g`, [d], 1),
+        ln2Beta: this.constant(`h${l}.ln2.b`, [d], 0),
+        wFfn1: this.normal(`h${l}.ffn.w1`, [d, ffn], 0.02, rng),
+        bFfn1: this.constant(`h${l}.ffn.b1`, [ffn], 0),
+        wFfn2: this.normal(`h${l}.ffn.w2`, [ffn, d], residualStd, rng),
+        bFfn2: this.constant(`h${l}.ffn.b2`, [d], 0),
+      });
+    }
+    this.lnFinalGamma = this.constant('ln_f.g', [d], 1);
+    this.lnFinalBeta = this.constant('ln_f.b', [d], 0);
+    this.wLm = this.normal('lm_head.w', [d, V], 0.02, rng);
+    this.bLm = this.constant('lm_head.b', [V], 0);
+    this.wValue = this.normal('value_head.w', [d, 1], 0.02, rng);
+    this.bValue = this.constant('value_head.b', [1], 0);
+    const bias = new Float32Array(V);
+    for (const id of forbiddenTokenIds) bias[id] = NEG_INF;
+    this.logitBias = tf.tensor1d(bias);
+  }
+
+  /** Trainable variables by stable name (checkpoint order). */
+  namedVariables(): [string, tf.Variable][] {
+    return [...this.variables.entries()];
+  }
+
+  trainableVariables(): tf.Variable[] {
+    return [...this.variables.values()];
+  }
+
+  parameterCount(): number {
+    return this.trainableVariables().reduce((n, v) => n + v.size, 0);
+  }
+
+  /** Copies every weight from a model of the same shape (reference policy, critic init). */
+  copyFrom(other: TransformerLM): void {
+    const source = new Map(other.namedVariables());
+    for (const [name, variable] of this.variables) {
+      const value = source.get(name);
+      if (!value) throw new Error(`missing weight ${name}`);
+      variable.assign(value);
+    }
+  }
+
+  dispose(): void {
+    for (const v of this.variables.values()) v.dispose();
+    this.logitBias.dispose();
+  }
+
+  /**
+   * Full causal forward pass over right-padded rows that start at position 0.
+   * tokens: [B, T] int32. Padding after a row's end only affects padded positions.
+   */
+  forward(tokens: tf.Tensor2D): ForwardOutput {
+    return tf.tidy(() => {
+      const [B, T] = tokens.shape;
+      if (T > this.config.contextLength) throw new Error(`sequence of ${T} exceeds context ${this.config.contextLength}`);
+      const positions = tf.slice(this.positionEmbedding, [0, 0], [T, this.config.dModel]);
+      let x = tf.add(this.embed(tokens), positions) as tf.Tensor3D;
+      const causal = causalBias(T); // [T, T]
+      for (const block of this.blocks) {
+        x = this.block(block, x, (q) => {
+          const { keys, values } = this.splitKv(block, q.normed);
+          return { keys, values, bias: causal };
+        });
+      }
+      return this.heads(x, B, T);
+    });
+  }
+
+  /**
+   * Runs the prompts (left-padded to a common length) and returns the cache plus the logits
+   * for the first generated token. Position ids restart at 0 after each row's padding, so a row
+   * sees exactly what `forward` would see for it alone.
+   */
+  prefill(prompts: readonly (readonly number[])[]): { logits: tf.Tensor2D; cache: KvCache } {
+    const B = prompts.length;
+    const L = Math.max(...prompts.map((p) => p.length));
+    if (L + 1 > this.config.contextLength) throw new Error(`prompt of ${L} exceeds context ${this.config.contextLength}`);
+    const ids = new Int32Array(B * L);
+    const positionIds = new Int32Array(B * L);
+    const mask = new Float32Array(B * L);
+    prompts.forEach((prompt, b) => {
+      const pad = L - prompt.length;
+      prompt.forEach((token, i) => {
+        ids[b * L + pad + i] = token;
+        positionIds[b * L + pad + i] = i;
+        mask[b * L + pad + i] = 1;
+      });
+    });
+    const nextPosition = prompts.map((p) => p.length);
+    let keys: tf.Tensor4D[] = [];
+    let values: tf.Tensor4D[] = [];
+    const keyMask = tf.tensor2d(mask, [B, L]);
+    const logits = tf.tidy(() => {
+      const tokens = tf.tensor2d(ids, [B, L], 'int32');
+      const positions = tf.tensor2d(positionIds, [B, L], 'int32');
+      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
+      // [B, 1, L, L]: causal and no attention to padding.
+      const bias = tf.add(causalBias(L), paddingBias(keyMask)) as tf.Tensor4D;
+      const collectedKeys: tf.Tensor4D[] = [];
+      const collectedValues: tf.Tensor4D[] = [];
+      for (const block of this.blocks) {
+        x = this.block(block, x, (q) => {
+          const kv = this.splitKv(block, q.normed);
+          collectedKeys.push(kv.keys);
+          collectedValues.push(kv.values);
+          return { ...kv, bias };
+        });
+      }
+      const last = tf.slice(x, [0, L - 1, 0], [B, 1, this.config.dModel]);
+      const out = this.heads(last, B, 1);
+      keys = collectedKeys.map((k) => tf.keep(k));
+      values = collectedValues.map((v) => tf.keep(v));
+      return tf.reshape(out.logits, [B, this.config.vocabSize]) as tf.Tensor2D;
+    });
+    return { logits, cache: { keys, values, keyMask, nextPosition } };
+  }
+
+  /**
+   * Feeds one token per row and returns the logits for the next one and the grown cache.
+   * Every projection works on [B, 1, d]; only attention reads the S cached keys.
+   * The input cache is disposed.
+   */
+  decodeStep(cache: KvCache, tokenIds: readonly number[]): { logits: tf.Tensor2D; cache: KvCache } {
+    const B = tokenIds.length;
+    const keys: tf.Tensor4D[] = [];
+    const values: tf.Tensor4D[] = [];
+    const keyMask = tf.tidy(() => tf.concat([cache.keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
+    const logits = tf.tidy(() => {
+      const tokens = tf.tensor2d(Int32Array.from(tokenIds), [B, 1], 'int32');
+      const positions = tf.tensor2d(Int32Array.from(cache.nextPosition), [B, 1], 'int32');
+      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
+      const bias = paddingBias(keyMask); // [B, 1, 1, S+1]
+      this.blocks.forEach((block, l) => {
+        x = this.block(block, x, (q) => {
+          const kv = this.splitKv(block, q.normed);
+          const k = tf.concat([cache.keys[l], kv.keys], 2) as tf.Tensor4D;
+          const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
+          keys.push(tf.keep(k));
+          values.push(tf.keep(v));
+          return { keys: k, values: v, bias };
+        });
+      });
+      const out = this.heads(x, B, 1);
+      return tf.reshape(out.logits, [B, this.config.vocabSize]) as tf.Tensor2D;
+    });
+    disposeCache(cache);
+    return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p) => p + 1) } };
+  }
+
+  /** Keeps only the given rows of the cache (finished sequences leave the batch). Disposes the input. */
+  selectRows(cache: KvCache, rows: readonly number[]): KvCache {
+    const index = tf.tensor1d(Int32Array.from(rows), 'int32');
+    const pick = <T extends tf.Tensor>(t: T): T => tf.gather(t, index, 0) as T;
+    const next: KvCache = {
+      keys: cache.keys.map(pick),
+      values: cache.values.map(pick),
+      keyMask: pick(cache.keyMask),
+      nextPosition: rows.map((r) => cache.nextPosition[r]),
+    };
+    index.dispose();
+    disposeCache(cache);
+    return next;
+  }
+
+  private embed(tokens: tf.Tensor2D): tf.Tensor3D {
+    const [B, T] = tokens.shape;
+    const oneHot = tf.oneHot(tf.reshape(tokens, [B * T]) as tf.Tensor1D, this.config.vocabSize);
+    return tf.reshape(matMul(oneHot, this.tokenEmbedding), [B, T, this.config.dModel]);
+  }
+
+  private embedPositions(positions: tf.Tensor2D): tf.Tensor3D {
+    const [B, T] = positions.shape;
+    const oneHot = tf.oneHot(tf.reshape(positions, [B * T]) as tf.Tensor1D, this.config.contextLength);
+    return tf.reshape(matMul(oneHot, this.positionEmbedding), [B, T, this.config.dModel]);
+  }
+
+  /** Pre-LN block: x + Attn(LN(x)); x + FFN(LN(x)). `attendTo` supplies keys, values, bias. */
+  private block(
+    block: Layer,
+    x: tf.Tensor3D,
+    attendTo: (q: { normed: tf.Tensor3D }) => { keys: tf.Tensor4D; values: tf.Tensor4D; bias: tf.Tensor },
+  ): tf.Tensor3D {
+    const [B, T, d] = x.shape;
+    const H = this.config.heads;
+    const dh = d / H;
+    const normed = layerNorm(x, block.ln1Gamma, block.ln1Beta);
+    const query = this.project(normed, block.wQkv, block.bQkv, 0, d);
+    const q = tf.transpose(tf.reshape(query, [B, T, H, dh]), [0, 2, 1, 3]); // [B, H, T, dh]
+    const { keys, values, bias } = attendTo({ normed });
+    const scores = tf.add(tf.mul(matMulTransposeB(q, keys), 1 / Math.sqrt(dh)), bias);
+    const attended = matMul(tf.softmax(scores), values); // [B, H, T, dh]
+    const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [B * T, d]);
+    const attnOut = tf.add(matMul(merged, block.wOut), block.bOut);
+    const h = tf.add(x, tf.reshape(attnOut, [B, T, d])) as tf.Tensor3D;
+    const normed2 = tf.reshape(layerNorm(h, block.ln2Gamma, block.ln2Beta), [B * T, d]);
+    const hidden = tf.relu(tf.add(matMul(normed2, block.wFfn1), block.bFfn1));
+    const ffnOut = tf.add(matMul(hidden, block.wFfn2), block.bFfn2);
+    return tf.add(h, tf.reshape(ffnOut, [B, T, d])) as tf.Tensor3D;
+  }
+
+  /** Keys and values for the tokens in `normed`, as [B, H, T, dh]. */
+  private splitKv(block: Layer, normed: tf.Tensor3D): { keys: tf.Tensor4D; values: tf.Tensor4D } {
+    const [B, T, d] = normed.shape;
+    const H = this.config.heads;
+    const toHeads = (t: tf.Tensor2D) => tf.transpose(tf.reshape(t, [B, T, H, d / H]), [0, 2, 1, 3]) as tf.Tensor4D;
+    return {
+      keys: toHeads(this.project(normed, block.wQkv, block.bQkv, d, d)),
+      values: toHeads(this.project(normed, block.wQkv, block.bQkv, 2 * d, d)),
+    };
+  }
+
+  /** Columns [offset, offset+width) of the fused qkv projection. */
+  private project(normed: tf.Tensor3D, w: tf.Variable, b: tf.Variable, offset: number, width: number): tf.Tensor2D {
+    const [B, T, d] = normed.shape;
+    const wPart = tf.slice(w, [0, offset], [d, width]);
+    const bPart = tf.slice(b, [offset], [width]);
+    return tf.add(matMul(tf.reshape(normed, [B * T, d]), wPart), bPart) as tf.Tensor2D;
+  }
+
+  private heads(x: tf.Tensor3D, B: number, T: number): ForwardOutput {
+    const d = this.config.dModel;
+    const h = tf.reshape(layerNorm(x, this.lnFinalGamma, this.lnFinalBeta), [B * T, d]);
+    const logits = tf.add(tf.add(matMul(h, this.wLm), this.bLm), this.logitBias);
+    const values = tf.add(matMul(h, this.wValue), this.bValue);
+    return {
+      logits: tf.reshape(logits, [B, T, this.config.vocabSize]) as tf.Tensor3D,
+      values: tf.reshape(values, [B, T]) as tf.Tensor2D,
+    };
+  }
+
+  private normal(name: string, shape: number[], std: number, rng: Rng): tf.Variable {
+    const size = shape.reduce((a, b) => a * b, 1);
+    const data = new Float32Array(size);
+    for (let i = 0; i < size; i++) data[i] = rng.normal() * std;
+    return this.register(name, tf.tensor(data, shape));
+  }
+
+  private constant(name: string, shape: number[], value: number): tf.Variable {
+    return this.register(name, tf.fill(shape, value));
+  }
+
+  private register(name: string, initial: tf.Tensor): tf.Variable {
+    const variable = tf.variable(initial, true);
+    initial.dispose();
+    this.variables.set(name, variable);
+    return variable;
+  }
+}
+
+export function disposeCache(cache: KvCache): void {
+  tf.dispose([...cache.keys, ...cache.values, cache.keyMask]);
+}
+
+function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor): tf.Tensor3D {
+  const { mean, variance } = tf.moments(x, -1, true);
+  return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, LN_EPS))), gamma), beta) as tf.Tensor3D;
+}
+
+/** [T, T] additive mask: 0 on and below the diagonal, NEG_INF above. */
+function causalBias(T: number): tf.Tensor2D {
+  const data = new Float32Array(T * T);
+  for (let i = 0; i < T; i++) for (let j = i + 1; j < T; j++) data[i * T + j] = NEG_INF;
+  return tf.tensor2d(data, [T, T]);
+}
+
+/** [B, 1, 1, S] additive mask from a 0/1 key mask. */
+function paddingBias(keyMask: tf.Tensor2D): tf.Tensor4D {
+  const [B, S] = keyMask.shape;
+  return tf.reshape(tf.mul(tf.sub(1, keyMask), NEG_INF), [B, 1, 1, S]);
+}
