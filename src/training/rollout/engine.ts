@@ -1,0 +1,143 @@
+import type { Env } from '../envs/types';
+import type { Generation } from '../policy/generate';
+import type { Tokenizer } from '../policy/tokenizer';
+import { ContextBuilder, HistoryTurn } from './context';
+import { ParsedResponse, parseResponse } from './parse';
+
+/** Anything that can answer a batch of prompts: the transformer policy, or a baseline. */
+export interface ResponsePolicy {
+  respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[];
+}
+
+export interface RolloutSettings {
+  maxTurns: number;
+  maxActionsPerTurn: number;
+  maxActionsPerEpisode: number;
+  temperature: number;
+  maxTokensPerTurn: number;
+  think: boolean;
+  /** Added to a turn's reward when its response is malformed or names an invalid action. */
+  formatPenalty: number;
+}
+
+/** Which episode to play: all samples of a group start from the same seed. */
+export interface EpisodeRequest {
+  seed: number;
+  group: number;
+  sample: number;
+}
+
+export interface Turn {
+  observation: string;
+  /** Exactly the tokens the policy was conditioned on. */
+  context: number[];
+  response: Generation;
+  text: string;
+  parsed: ParsedResponse;
+  /** Actions actually executed (within the per-turn and per-episode budgets). */
+  executed: string[];
+  invalidActions: number;
+  envReward: number;
+  penalised: boolean;
+  /** envReward plus the format penalty when penalised. */
+  reward: number;
+}
+
+export interface Trajectory extends EpisodeRequest {
+  initialObservation: string;
+  turns: Turn[];
+  /** Sum of turn rewards and penalties. */
+  return: number;
+  success: boolean;
+  actionCount: number;
+  formatErrors: number;
+  /** The environment ended the episode (rather than a budget). */
+  terminated: boolean;
+}
+
+interface LiveEpisode {
+  env: Env;
+  trajectory: Trajectory;
+  history: HistoryTurn[];
+  observation: string;
+  ended: boolean;
+}
+
+/**
+ * Plays every requested episode for up to `maxTurns` turns, batching one policy call per turn
+ * over all episodes still running (DESIGN.md §5 "Turns and parsing"). A turn parses the
+ * response, executes at most `maxActionsPerTurn` actions (and never more than
+ * `maxActionsPerEpisode` in the episode), and scores env rewards plus the format penalty.
+ */
+export function rollout(
+  policy: ResponsePolicy,
+  makeEnv: () => Env,
+  requests: readonly EpisodeRequest[],
+  tokenizer: Tokenizer,
+  contexts: ContextBuilder,
+  settings: RolloutSettings,
+): Trajectory[] {
+  const episodes: LiveEpisode[] = requests.map((request) => {
+    const env = makeEnv();
+    const observation = env.reset(request.seed);
+    return {
+      env,
+      observation,
+      history: [],
+      ended: false,
+      trajectory: {
+        ...request,
+        initialObservation: observation,
+        turns: [],
+        return: 0,
+        success: false,
+        actionCount: 0,
+        formatErrors: 0,
+        terminated: false,
+      },
+    };
+  });
+  const eos = tokenizer.id('<eos>');
+  for (let turn = 0; turn < settings.maxTurns; turn++) {
+    const live = episodes.filter((e) => !e.ended);
+    if (live.length === 0) break;
+    const prompts = live.map((e) => contexts.build(e.history, e.observation));
+    const responses = policy.respond(prompts, settings.temperature, settings.maxTokensPerTurn);
+    live.forEach((episode, i) => {
+      const response = responses[i];
+      const text = tokenizer.decode(response.tokens.filter((t) => t !== eos));
+      playTurn(episode, prompts[i], response, text, settings);
+    });
+  }
+  return episodes.map((e) => e.trajectory);
+}
+
+function playTurn(episode: LiveEpisode, context: number[], response: Generation, text: string, settings: RolloutSettings): void {
+  const { env, trajectory } = episode;
+  const parsed = parseResponse(text, settings.think);
+  const executed: string[] = [];
+  let invalidActions = 0;
+  let envReward = 0;
+  for (const action of parsed.actions.slice(0, settings.maxActionsPerTurn)) {
+    if (env.done || trajectory.actionCount >= settings.maxActionsPerEpisode) break;
+    const result = env.step(action);
+    if (!result.info.actionValid) {
+      invalidActions++;
+      continue;
+    }
+    executed.push(action);
+    trajectory.actionCount++;
+    envReward += result.reward;
+    if (result.info.success) trajectory.success = true;
+  }
+  const penalised = !parsed.formatValid || invalidActions > 0;
+  const reward = envReward + (penalised ? settings.formatPenalty : 0);
+  const observationBefore = episode.observation;
+  trajectory.turns.push({ observation: observationBefore, context, response, text, parsed, executed, invalidActions, envReward, penalised, reward });
+  trajectory.return += reward;
+  if (penalised) trajectory.formatErrors++;
+  episode.history.push({ observation: observationBefore, responseTokens: response.tokens, reward });
+  episode.observation = env.render();
+  trajectory.terminated = env.done;
+  episode.ended = env.done || trajectory.actionCount >= settings.maxActionsPerEpisode;
+}

@@ -1,0 +1,90 @@
+import { mean, unbiasedStd } from '../algorithms/stats';
+import { passAtK } from '../algorithms/groupFilters';
+import type { Trajectory } from '../rollout/engine';
+
+/** Canonical metric names (DESIGN.md §6), so producers and readers cannot drift apart. */
+export const METRIC = {
+  rewardMean: 'reward/mean',
+  rewardStdInGroup: 'reward/std_in_group',
+  rewardStdInGroupKept: 'reward/std_in_group_kept',
+  successRate: 'success/rate',
+  passAtK: 'success/pass_at_k',
+  entropyMean: 'entropy/mean',
+  gradNormActor: 'grad_norm/actor',
+  gradNormCritic: 'grad_norm/critic',
+  responseLength: 'response/length',
+  thinkLength: 'response/think_length',
+  distinctRatio: 'diversity/distinct_ratio',
+  identicalGroups: 'diversity/identical_groups',
+  lossPolicy: 'loss/policy',
+  lossValue: 'loss/value',
+  clipFractionHigh: 'clip/fraction_high',
+  clipFractionLow: 'clip/fraction_low',
+  klRef: 'kl/ref',
+  filterKeptRatio: 'filter/kept_ratio',
+  evalSuccess: 'eval/success',
+  tokensPerSecond: 'perf/tokens_per_s',
+  stepMs: 'perf/step_ms',
+  rolloutMs: 'perf/rollout_ms',
+  updateMs: 'perf/update_ms',
+  formatValid: 'format/valid_rate',
+  episodeTurns: 'episode/turns',
+  episodeActions: 'episode/actions',
+  explainedVariance: 'value/explained_variance',
+  evalReturn: 'eval/return',
+  evalFormatValid: 'eval/format_valid',
+  warmupLoss: 'warmup/loss',
+} as const;
+
+export type Metrics = Record<string, number>;
+
+/** Trajectories of one step arranged by group (same initial state within a group). */
+export function byGroup(trajectories: readonly Trajectory[]): Trajectory[][] {
+  const groups = new Map<number, Trajectory[]>();
+  for (const t of trajectories) {
+    const list = groups.get(t.group) ?? [];
+    list.push(t);
+    groups.set(t.group, list);
+  }
+  return [...groups.keys()].sort((a, b) => a - b).map((g) => groups.get(g)!);
+}
+
+/** The whole response text of a trajectory, turn by turn: what "identical responses" compares. */
+export function responseSignature(trajectory: Trajectory): string {
+  return trajectory.turns.map((turn) => turn.text).join(' ⏎ ');
+}
+
+/**
+ * Rollout signals of one step (DESIGN.md §6): rewards and in-group reward std before and after
+ * filtering, success and pass@k, token entropy, response lengths, diversity within groups.
+ */
+export function rolloutMetrics(groups: readonly Trajectory[][], keptGroups: readonly number[], thinkTokenIds: { open: number; close: number }): Metrics {
+  const all = groups.flat();
+  const stds = groups.map((g) => unbiasedStd(g.map((t) => t.return)));
+  const turns = all.flatMap((t) => t.turns);
+  const entropies = turns.flatMap((turn) => turn.response.entropies);
+  const distinct = groups.map((g) => new Set(g.map(responseSignature)).size);
+  return {
+    [METRIC.rewardMean]: mean(all.map((t) => t.return)),
+    [METRIC.rewardStdInGroup]: mean(stds),
+    [METRIC.rewardStdInGroupKept]: mean(keptGroups.map((g) => stds[g])),
+    [METRIC.successRate]: mean(all.map((t) => (t.success ? 1 : 0))),
+    [METRIC.passAtK]: passAtK(groups.map((g) => g.map((t) => t.success))),
+    [METRIC.entropyMean]: mean(entropies),
+    [METRIC.responseLength]: mean(turns.map((turn) => turn.response.tokens.length)),
+    [METRIC.thinkLength]: mean(turns.map((turn) => thinkLength(turn.response.tokens, thinkTokenIds))),
+    [METRIC.distinctRatio]: mean(distinct.map((d, i) => d / groups[i].length)),
+    [METRIC.identicalGroups]: mean(distinct.map((d, i) => (d === 1 && groups[i].length > 1 ? 1 : 0))),
+    [METRIC.filterKeptRatio]: keptGroups.length / Math.max(groups.length, 1),
+    [METRIC.formatValid]: mean(turns.map((turn) => (turn.penalised ? 0 : 1))),
+    [METRIC.episodeTurns]: mean(all.map((t) => t.turns.length)),
+    [METRIC.episodeActions]: mean(all.map((t) => t.actionCount)),
+  };
+}
+
+/** Tokens strictly between <think> and </think> (0 when there is no complete think block). */
+function thinkLength(tokens: readonly number[], ids: { open: number; close: number }): number {
+  const open = tokens.indexOf(ids.open);
+  const close = tokens.indexOf(ids.close, open + 1);
+  return open >= 0 && close > open ? close - open - 1 : 0;
+}

@@ -1,0 +1,130 @@
+import { Static, TSchema, Type } from '@sinclair/typebox';
+import { ALGORITHM_IDS } from '../algorithms/presets';
+
+const num = (minimum: number, maximum: number, fallback: number, description: string) =>
+  Type.Optional(Type.Number({ minimum, maximum, default: fallback, description }));
+const int = (minimum: number, maximum: number, fallback: number, description: string) =>
+  Type.Optional(Type.Integer({ minimum, maximum, default: fallback, description }));
+const bool = (fallback: boolean, description: string) => Type.Optional(Type.Boolean({ default: fallback, description }));
+const section = <T extends TSchema>(schema: T) => Type.Optional(schema);
+const strict = { additionalProperties: false, default: {} } as const;
+
+/** Largest batch of episodes one step may play (groups × groupSize). */
+export const MAX_EPISODES_PER_STEP = 1024;
+
+export const ModelConfigSchema = Type.Object(
+  {
+    layers: int(1, 8, 2, 'transformer blocks'),
+    dModel: int(16, 256, 64, 'width of the residual stream (multiple of heads)'),
+    heads: int(1, 8, 2, 'attention heads'),
+    ffnMultiplier: int(1, 8, 4, 'feed-forward width as a multiple of dModel'),
+    contextLength: int(32, 512, 128, 'positions the model attends over: history + observation + response'),
+  },
+  strict,
+);
+
+export const RolloutSchema = Type.Object(
+  {
+    groups: int(1, 128, 8, 'initial states per step (prompts)'),
+    groupSize: int(1, 64, 16, 'rollouts per initial state'),
+    maxTurns: int(1, 20, 5, 'turns per episode'),
+    maxActionsPerTurn: int(1, 10, 5, 'actions executed per turn at most'),
+    maxActionsPerEpisode: int(1, 100, 10, 'actions executed per episode at most'),
+    temperature: num(0.05, 2, 1, 'sampling temperature of the rollouts'),
+    maxTokensPerTurn: int(4, 128, 32, 'tokens generated per turn at most'),
+    think: bool(true, 'responses carry <think>…</think> before <answer>…</answer>'),
+    historyTurns: int(0, 20, 20, 'past turns shown to the policy at most (then cut to the context window)'),
+    formatPenalty: num(-10, 0, -0.1, 'reward added to a turn with a malformed response or an invalid action'),
+  },
+  strict,
+);
+
+export const WarmupSchema = Type.Object(
+  {
+    kind: Type.Optional(
+      Type.Union([Type.Literal('auto'), Type.Literal('none'), Type.Literal('format'), Type.Literal('demonstrations')], {
+        default: 'auto',
+        description: 'format: well-formed responses with random actions; demonstrations: imitate the expert; auto: demonstrations where the environment has an expert, else format',
+      }),
+    ),
+    steps: int(0, 5000, 150, 'supervised steps'),
+    batchSize: int(1, 1024, 64, 'turns per supervised step'),
+    learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
+  },
+  strict,
+);
+
+export const TrainingSchema = Type.Object(
+  {
+    steps: int(1, 10000, 200, 'RL steps'),
+    seed: int(0, 2147483647, 1, 'seed of every random draw in the job'),
+    learningRate: num(1e-7, 0.1, 1e-3, 'actor learning rate (Adam)'),
+    evalEvery: int(0, 10000, 10, 'evaluate every N steps (0: after the warm-up and at the end only)'),
+    evalEpisodes: int(1, 1024, 128, 'evaluation episodes on fixed held-out seeds'),
+    evalTemperature: num(0, 2, 0, 'sampling temperature of evaluation (0 = greedy)'),
+    checkpointEvery: int(0, 10000, 20, 'checkpoint every N steps (0: at the end only)'),
+    trajectoryTextSample: int(0, 1024, 8, 'trajectories per step whose full transcript is kept'),
+    warmup: section(WarmupSchema),
+  },
+  strict,
+);
+
+export const CollapseSchema = Type.Object(
+  {
+    action: Type.Optional(
+      Type.Union([Type.Literal('warn'), Type.Literal('pause'), Type.Literal('stop'), Type.Literal('rollback')], {
+        default: 'warn',
+        description: 'what a collapse warning does to the job',
+      }),
+    ),
+    rules: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 32, default: [] })),
+  },
+  strict,
+);
+
+export const JobSpecSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._ -]*$' })),
+    environment: Type.Object(
+      {
+        id: Type.String({ minLength: 1, maxLength: 64, description: 'environment id (GET /v1/environments)' }),
+        config: Type.Optional(Type.Object({}, { additionalProperties: true, default: {} })),
+      },
+      { additionalProperties: false },
+    ),
+    algorithm: Type.Object(
+      {
+        id: Type.Union(ALGORITHM_IDS.map((id) => Type.Literal(id)), { description: 'algorithm preset (GET /v1/algorithms)' }),
+        config: Type.Optional(Type.Object({}, { additionalProperties: true, default: {} })),
+      },
+      { additionalProperties: false },
+    ),
+    model: section(
+      Type.Object(
+        {
+          id: Type.Optional(Type.Literal('transformer', { default: 'transformer' })),
+          config: section(ModelConfigSchema),
+        },
+        strict,
+      ),
+    ),
+    rollout: section(RolloutSchema),
+    training: section(TrainingSchema),
+    collapse: section(CollapseSchema),
+    priority: int(-100, 100, 0, 'order among the owner’s own queued jobs (higher first)'),
+    labels: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), Type.String({ maxLength: 256 }), {
+        maxProperties: 32,
+        default: {},
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type JobSpecInput = Static<typeof JobSpecSchema>;
+export type ModelConfig = Required<Static<typeof ModelConfigSchema>>;
+export type RolloutConfig = Required<Static<typeof RolloutSchema>>;
+export type WarmupConfig = Required<Static<typeof WarmupSchema>>;
+export type TrainingConfig = Required<Omit<Static<typeof TrainingSchema>, 'warmup'>> & { warmup: WarmupConfig };
+export type CollapseConfig = Required<Static<typeof CollapseSchema>>;

@@ -1,0 +1,89 @@
+import * as tf from '@tensorflow/tfjs';
+import { useTestBackend } from '../../test/support/tf';
+import { loadPolicyFromCheckpoint } from './checkpoint';
+import type { Metrics } from './signals/step-metrics';
+import { parseJobSpec } from './spec/validate';
+import { Trainer } from './trainer';
+
+/** A job small enough to run a handful of real steps in seconds: critic, reference and KL all on. */
+const tinySpec = (overrides: Record<string, unknown> = {}) =>
+  parseJobSpec({
+    environment: { id: 'frozenlake', config: { slippery: true } },
+    algorithm: { id: 'starpo-ppo', config: { miniBatches: 2 } },
+    model: { config: { layers: 1, dModel: 16, heads: 2, contextLength: 48 } },
+    rollout: { groups: 2, groupSize: 4, maxTurns: 2, maxTokensPerTurn: 16, historyTurns: 1 },
+    training: { steps: 6, evalEvery: 3, evalEpisodes: 8, checkpointEvery: 3, warmup: { steps: 5, batchSize: 16 } },
+    ...overrides,
+  });
+
+/** Everything but wall-clock timings, which legitimately differ between runs. */
+function deterministic(metrics: Metrics): Metrics {
+  return Object.fromEntries(Object.entries(metrics).filter(([name]) => !name.startsWith('perf/') && name !== 'warmup/ms'));
+}
+
+async function collect(trainer: Trainer, stopAfter?: number) {
+  const steps = new Map<number, Metrics>();
+  const checkpoints = new Map<number, Uint8Array>();
+  const result = await trainer.run({
+    onStep: (step, metrics) => void steps.set(step, deterministic(metrics)),
+    onCheckpoint: (step, bytes) => void checkpoints.set(step, bytes),
+    shouldStop: () => stopAfter !== undefined && trainer.step >= stopAfter,
+  });
+  return { steps, checkpoints, result };
+}
+
+describe('Trainer', () => {
+  beforeAll(useTestBackend);
+
+  it('resumes from a checkpoint with exactly the metrics of the uninterrupted run', async () => {
+    const straight = await Trainer.create(tinySpec());
+    const full = await collect(straight);
+    straight.dispose();
+    expect(full.result).toEqual({ status: 'completed', step: 6 });
+    expect([...full.steps.keys()]).toEqual([0, 1, 2, 3, 4, 5, 6]);
+
+    const first = await Trainer.create(tinySpec());
+    const interrupted = await collect(first, 3);
+    first.dispose();
+    expect(interrupted.result).toEqual({ status: 'stopped', step: 3 });
+    const bytes = interrupted.checkpoints.get(3)!;
+    expect(bytes).toBeDefined();
+
+    const resumed = await Trainer.create(tinySpec(), { resumeFrom: bytes });
+    expect(resumed.step).toBe(3);
+    const rest = await collect(resumed);
+    resumed.dispose();
+    expect([...rest.steps.keys()]).toEqual([4, 5, 6]);
+    for (const step of [4, 5, 6]) expect(rest.steps.get(step)).toEqual(full.steps.get(step));
+    for (const step of [1, 2, 3]) expect(interrupted.steps.get(step)).toEqual(full.steps.get(step));
+    expect(full.steps.get(6)!['kl/ref']).toBeDefined();
+    expect(full.steps.get(6)!['loss/value']).toBeDefined();
+  }, 120_000);
+
+  it('reports every canonical metric of this stage and keeps the tensor count flat across steps', async () => {
+    const trainer = await Trainer.create(tinySpec({ training: { steps: 8, evalEvery: 4, evalEpisodes: 4, checkpointEvery: 0, warmup: { steps: 3, batchSize: 8 } } }));
+    const counts: number[] = [];
+    const seen = new Set<string>();
+    await trainer.run({
+      onStep: (step, metrics) => {
+        Object.keys(metrics).forEach((name) => seen.add(name));
+        if (step >= 2) counts.push(tf.memory().numTensors);
+      },
+    });
+    expect(new Set(counts).size).toBe(1);
+    for (const name of [
+      'reward/mean', 'reward/std_in_group', 'reward/std_in_group_kept', 'success/rate', 'success/pass_at_k',
+      'entropy/mean', 'grad_norm/actor', 'grad_norm/critic', 'response/length', 'response/think_length',
+      'diversity/distinct_ratio', 'diversity/identical_groups', 'loss/policy', 'loss/value', 'clip/fraction_high',
+      'clip/fraction_low', 'kl/ref', 'filter/kept_ratio', 'eval/success', 'perf/tokens_per_s', 'perf/step_ms',
+    ]) {
+      expect(seen).toContain(name);
+    }
+    const bytes = trainer.checkpointBytes();
+    trainer.dispose();
+    const { model, tokenizer, step } = loadPolicyFromCheckpoint(bytes);
+    expect(step).toBe(8);
+    expect(model.config.vocabSize).toBe(tokenizer.size);
+    model.dispose();
+  }, 120_000);
+});

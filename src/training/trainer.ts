@@ -1,0 +1,215 @@
+import { selectGroupsByRewardStd } from './algorithms/groupFilters';
+import { mean } from './algorithms/stats';
+import { usesCritic } from './algorithms/presets';
+import { BackendChoice, BackendName, initBackend } from './backend';
+import { TrainerState, restoreCheckpoint, saveCheckpoint } from './checkpoint';
+import { getEnvDefinition } from './envs/registry';
+import type { EnvDefinition } from './envs/types';
+import { evaluate } from './evaluate';
+import { Adam } from './policy/adam';
+import { TransformerPolicy } from './policy/policy';
+import { Tokenizer } from './policy/tokenizer';
+import { TransformerLM } from './policy/transformer';
+import { Rng } from './random';
+import { TrajectoryRecord, trajectoryRecords } from './records';
+import { ContextBuilder } from './rollout/context';
+import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
+import { trainingSeed, warmupSeed } from './seeds';
+import { METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
+import type { JobSpec } from './spec/validate';
+import { Learner, updatePolicy } from './update';
+import { scriptedExamples, supervisedStep } from './warmup';
+
+/** How the trainer reports: the worker turns these into rows, events and progress. */
+export interface TrainerCallbacks {
+  onStep?(step: number, metrics: Metrics): void | Promise<void>;
+  onTrajectories?(step: number, records: TrajectoryRecord[]): void | Promise<void>;
+  onCheckpoint?(step: number, bytes: Uint8Array): void | Promise<void>;
+  /** Polled between steps; true makes the trainer checkpoint and return. */
+  shouldStop?(): boolean | Promise<boolean>;
+  onLog?(message: string): void;
+}
+
+export interface TrainerOptions {
+  backend?: BackendChoice;
+  /** Checkpoint bytes to resume from (same spec). */
+  resumeFrom?: Uint8Array;
+}
+
+export interface TrainerResult {
+  status: 'completed' | 'stopped';
+  step: number;
+}
+
+const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const;
+const WARMUP_MAX_GRAD_NORM = 1;
+
+/**
+ * The StarPO loop (DESIGN.md §5): warm-up and evaluation as step 0, then per step rollout →
+ * filter → advantages → critic/actor update → metrics → callbacks, with evaluation and
+ * checkpoints on schedule. Pure library: no service imports; everything leaves via callbacks.
+ */
+export class Trainer {
+  readonly backend: BackendName;
+  readonly tokenizer: Tokenizer;
+  private readonly definition: EnvDefinition;
+  private readonly contexts: ContextBuilder;
+  private readonly settings: RolloutSettings;
+  private readonly learner: Learner;
+  private state: TrainerState;
+  private samplingRng: Rng;
+  private updateRng: Rng;
+  private lastCheckpointStep = -1;
+
+  private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array) {
+    this.backend = backend;
+    const { environment, rollout: r, model, training, algorithm } = spec;
+    this.definition = getEnvDefinition(environment.id);
+    this.tokenizer = new Tokenizer(this.definition.vocabulary(environment.config), this.definition.actionNames);
+    this.settings = { ...r };
+    this.contexts = new ContextBuilder(this.tokenizer, model.config.contextLength - r.maxTokensPerTurn, r.historyTurns);
+    const modelConfig = { vocabSize: this.tokenizer.size, ...model.config };
+    const actor = new TransformerLM(modelConfig, training.seed, this.tokenizer.forbiddenIds);
+    const critic = usesCritic(algorithm.config) ? new TransformerLM(modelConfig, training.seed + 1, this.tokenizer.forbiddenIds) : null;
+    const reference = algorithm.config.klCoef > 0 ? new TransformerLM(modelConfig, training.seed + 2, this.tokenizer.forbiddenIds) : null;
+    this.learner = {
+      actor,
+      actorOptimizer: new Adam(actor.namedVariables(), training.learningRate),
+      critic,
+      criticOptimizer: critic ? new Adam(critic.namedVariables(), training.learningRate * algorithm.config.criticLearningRateScale) : null,
+      reference,
+    };
+    this.samplingRng = new Rng(training.seed, RNG_STREAM.sampling);
+    this.updateRng = new Rng(training.seed, RNG_STREAM.update);
+    this.state = { step: -1, nextSeedIndex: 0, samplingRng: this.samplingRng.getState(), updateRng: this.updateRng.getState() };
+    if (resumeFrom) {
+      this.state = restoreCheckpoint(resumeFrom, this.learner, this.tokenizer);
+      this.samplingRng = Rng.fromState(this.state.samplingRng);
+      this.updateRng = Rng.fromState(this.state.updateRng);
+      this.lastCheckpointStep = this.state.step;
+    }
+  }
+
+  static async create(spec: JobSpec, options: TrainerOptions = {}, log: (m: string) => void = () => undefined): Promise<Trainer> {
+    const backend = await initBackend(options.backend ?? 'auto', log);
+    return new Trainer(spec, backend, options.resumeFrom);
+  }
+
+  /** Last completed step (−1 before the warm-up, 0 after it). */
+  get step(): number {
+    return this.state.step;
+  }
+
+  get parameterCount(): number {
+    return this.learner.actor.parameterCount();
+  }
+
+  async run(callbacks: TrainerCallbacks = {}): Promise<TrainerResult> {
+    const { training } = this.spec;
+    if (this.state.step < 0) {
+      const warmupMetrics = this.warmup(callbacks);
+      this.state.step = 0;
+      await callbacks.onStep?.(0, { ...warmupMetrics, ...this.evaluationMetrics(0) });
+      await this.checkpoint(callbacks);
+    }
+    while (this.state.step < training.steps) {
+      if (await callbacks.shouldStop?.()) {
+        await this.checkpoint(callbacks);
+        return { status: 'stopped', step: this.state.step };
+      }
+      const step = this.state.step + 1;
+      const { metrics, trajectories } = this.trainStep();
+      this.state.step = step;
+      if (this.isDue(step, training.evalEvery)) Object.assign(metrics, this.evaluationMetrics(step));
+      await callbacks.onTrajectories?.(step, trajectoryRecords(trajectories, training.trajectoryTextSample));
+      await callbacks.onStep?.(step, metrics);
+      if (this.isDue(step, training.checkpointEvery)) await this.checkpoint(callbacks);
+    }
+    return { status: 'completed', step: this.state.step };
+  }
+
+  /** Checkpoint bytes of the current state. */
+  checkpointBytes(): Uint8Array {
+    this.state.samplingRng = this.samplingRng.getState();
+    this.state.updateRng = this.updateRng.getState();
+    return saveCheckpoint(this.learner, this.tokenizer, { ...this.state });
+  }
+
+  dispose(): void {
+    const { actor, critic, reference, actorOptimizer, criticOptimizer } = this.learner;
+    for (const disposable of [actor, critic, reference, actorOptimizer, criticOptimizer]) disposable?.dispose();
+  }
+
+  private isDue(step: number, every: number): boolean {
+    return step === this.spec.training.steps || (every > 0 && step % every === 0);
+  }
+
+  private async checkpoint(callbacks: TrainerCallbacks): Promise<void> {
+    if (this.lastCheckpointStep === this.state.step || !callbacks.onCheckpoint) return;
+    await callbacks.onCheckpoint(this.state.step, this.checkpointBytes());
+    this.lastCheckpointStep = this.state.step;
+  }
+
+  private warmup(callbacks: TrainerCallbacks): Metrics {
+    const { warmup, seed } = this.spec.training;
+    if (warmup.kind === 'none' || warmup.steps === 0) return {};
+    const rng = new Rng(seed, RNG_STREAM.warmup);
+    const optimizer = new Adam(this.learner.actor.namedVariables(), warmup.learningRate);
+    let episode = 0;
+    const seeds = () => warmupSeed(seed, episode++);
+    const losses: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < warmup.steps; i++) {
+      const rows = scriptedExamples(warmup.kind, this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
+      if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
+      losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM));
+      if ((i + 1) % 25 === 0) callbacks.onLog?.(`warm-up ${warmup.kind} ${i + 1}/${warmup.steps} loss ${losses[i].toFixed(4)}`);
+    }
+    optimizer.dispose();
+    // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
+    // the reference is the warm-up policy the KL term holds the actor near.
+    this.learner.critic?.copyFrom(this.learner.actor);
+    this.learner.reference?.copyFrom(this.learner.actor);
+    return { [METRIC.warmupLoss]: mean(losses.slice(-10)), 'warmup/ms': Date.now() - started };
+  }
+
+  private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
+    const { rollout: r, training, algorithm, environment } = this.spec;
+    const started = Date.now();
+    const requests = [];
+    for (let group = 0; group < r.groups; group++) {
+      const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
+      for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group, sample });
+    }
+    const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng);
+    const trajectories = rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings);
+    const rolloutMs = Date.now() - started;
+    const groups = byGroup(trajectories);
+    const kept = this.filterGroups(groups);
+    const metrics: Metrics = rolloutMetrics(groups, kept, { open: this.tokenizer.id('<think>'), close: this.tokenizer.id('</think>') });
+    const updateStarted = Date.now();
+    Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
+    const generated = trajectories.reduce((n, t) => n + t.turns.reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
+    metrics[METRIC.rolloutMs] = rolloutMs;
+    metrics[METRIC.updateMs] = Date.now() - updateStarted;
+    metrics[METRIC.stepMs] = Date.now() - started;
+    metrics[METRIC.tokensPerSecond] = generated / Math.max(rolloutMs / 1000, 1e-3);
+    return { metrics, trajectories };
+  }
+
+  /** StarPO-S keeps the groups with the highest in-group reward std (at least one per minibatch). */
+  private filterGroups(groups: Trajectory[][]): number[] {
+    const config = this.spec.algorithm.config;
+    if (config.filter === 'none') return groups.map((_, i) => i);
+    const minGroups = Math.max(1, Math.ceil(config.miniBatches / this.spec.rollout.groupSize));
+    return selectGroupsByRewardStd(groups.map((g) => g.map((t) => t.return)), config.filterKeepFraction, minGroups);
+  }
+
+  private evaluationMetrics(step: number): Metrics {
+    const { training } = this.spec;
+    const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation));
+    const settings = { ...this.settings, temperature: training.evalTemperature };
+    const result = evaluate(policy, this.definition, this.spec.environment.config, settings, this.tokenizer, this.contexts, training.evalEpisodes);
+    return { [METRIC.evalSuccess]: result.success, [METRIC.evalReturn]: result.meanReturn, [METRIC.evalFormatValid]: result.formatValid };
+  }
+}

@@ -1,0 +1,102 @@
+import * as tf from '@tensorflow/tfjs';
+import { aggregationWeights, tokenLogProbs, weightedTokenSum } from './algorithms/losses';
+import { clipByGlobalNorm } from './algorithms/grad';
+import type { EnvDefinition } from './envs/types';
+import { Adam } from './policy/adam';
+import { PackedBatch, SequenceRow } from './policy/batch';
+import { SPECIAL_TOKENS, THOUGHT_TOKENS, Tokenizer } from './policy/tokenizer';
+import { TransformerLM } from './policy/transformer';
+import { Rng } from './random';
+import { ContextBuilder, HistoryTurn } from './rollout/context';
+import type { RolloutSettings } from './rollout/engine';
+import { formatResponse } from './rollout/parse';
+
+export type ScriptedKind = 'format' | 'demonstrations';
+
+/**
+ * Plays scripted episodes and returns every turn as a supervised example, with contexts built
+ * exactly as in RL rollouts. `format`: well-formed responses with uniformly random actions —
+ * format knowledge, no task knowledge (the analogue of an instruct model). `demonstrations`:
+ * the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
+ * The thought is a few free thought tokens in both cases: no reasoning is taught.
+ */
+export function scriptedExamples(
+  kind: ScriptedKind,
+  definition: EnvDefinition,
+  envConfig: Record<string, unknown>,
+  settings: RolloutSettings,
+  tokenizer: Tokenizer,
+  contexts: ContextBuilder,
+  rng: Rng,
+  seeds: () => number,
+  count: number,
+): SequenceRow[] {
+  const examples: SequenceRow[] = [];
+  const eos = tokenizer.id(SPECIAL_TOKENS.eos);
+  for (let guard = 0; examples.length < count && guard < count * 4; guard++) {
+    const env = definition.create(envConfig);
+    let observation = env.reset(seeds());
+    const history: HistoryTurn[] = [];
+    let actionsLeft = settings.maxActionsPerEpisode;
+    for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && examples.length < count; turn++) {
+      const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
+      const actions = kind === 'format' ? randomActions(env.actionNames, cap, rng) : expertActions(definition, env, cap, settings.maxTurns - turn);
+      if (actions.length === 0) break;
+      const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
+      const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];
+      if (response.length > settings.maxTokensPerTurn) break;
+      examples.push({ context: contexts.build(history, observation), response });
+      let reward = 0;
+      for (const action of actions) {
+        if (env.done) break;
+        reward += env.step(action).reward;
+        actionsLeft--;
+      }
+      history.push({ observation, responseTokens: response, reward });
+      observation = env.render();
+    }
+  }
+  return examples;
+}
+
+function randomActions(names: readonly string[], cap: number, rng: Rng): string[] {
+  return Array.from({ length: 1 + rng.int(cap) }, () => rng.pick(names));
+}
+
+/** Spreads the expert's plan over the turns left, so a slip can be corrected next turn. */
+function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): string[] {
+  const plan = definition.expert!(env);
+  const perTurn = Math.min(cap, Math.max(1, Math.ceil(plan.length / turnsLeft)));
+  return plan.slice(0, perTurn);
+}
+
+/**
+ * One supervised step: token-mean cross-entropy of the responses given their contexts, Adam,
+ * gradient clipping at `maxGradNorm`. Returns the loss before the update.
+ */
+export function supervisedStep(model: TransformerLM, optimizer: Adam, rows: readonly SequenceRow[], maxGradNorm: number): number {
+  const batch = new PackedBatch(rows);
+  const names = new Map(model.namedVariables().map(([name, v]) => [v.name, name]));
+  const { value, grads } = tf.tidy(() => {
+    const inputs = batch.inputTensor();
+    const targets = batch.targetOneHot(model.config.vocabSize);
+    const weights = tf.tensor2d(aggregationWeights(batch.responseMask(), rows.map((_, i) => i), 'token-mean'));
+    return tf.variableGrads(() => {
+      const { logits } = model.forward(inputs);
+      return tf.neg(weightedTokenSum(tokenLogProbs(logits, targets), weights)) as tf.Scalar;
+    }, model.trainableVariables());
+  });
+  applyClipped(optimizer, grads, names, maxGradNorm);
+  const loss = value.dataSync()[0];
+  value.dispose();
+  return loss;
+}
+
+/** Clips gradients by global norm, applies them by parameter name, disposes them; returns the pre-clip norm. */
+export function applyClipped(optimizer: Adam, grads: tf.NamedTensorMap, names: Map<string, string>, maxGradNorm: number): number {
+  const keys = Object.keys(grads);
+  const { clipped, norm } = clipByGlobalNorm(keys.map((k) => grads[k]), maxGradNorm);
+  if (Number.isFinite(norm)) optimizer.apply(new Map(keys.map((k, i) => [names.get(k)!, clipped[i]])));
+  tf.dispose([...Object.values(grads), ...clipped]);
+  return norm;
+}
