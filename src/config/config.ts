@@ -1,0 +1,101 @@
+import { hostname } from 'node:os';
+import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
+
+/** Everything the processes read from the environment, parsed and checked once at boot. */
+export interface AppConfig {
+  port: number;
+  databaseUrl: string;
+  redisUrl: string;
+  /** When set, this exact key is made an admin API key on start (idempotent). */
+  adminKey: string | null;
+  bodyLimitBytes: number;
+  queuePrefix: string;
+  /** How often the dispatcher looks for stored jobs to hand to the queue. */
+  dispatchIntervalMs: number;
+  worker: {
+    name: string;
+    slots: number;
+    backend: BackendChoice;
+    device: 'gpu' | 'cpu';
+    /** BullMQ lock: a worker that stops renewing it for this long is presumed dead. */
+    lockDurationMs: number;
+    stalledIntervalMs: number;
+    heartbeatMs: number;
+    /** How often a running job checks for cancel / pause / preempt requests. */
+    controlPollMs: number;
+  };
+  /** Checkpoints kept per job (the newest; healthy ones are preferred by rollback). */
+  checkpointsKept: number;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+type Env = Record<string, string | undefined>;
+
+/**
+ * Parses the environment into AppConfig. Every problem is collected, so a bad deployment
+ * learns all of them at once, each naming the variable and what it must be.
+ */
+export function loadConfig(env: Env = process.env): AppConfig {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer in [${min}, ${max}] (got ${JSON.stringify(raw)})`);
+      return fallback;
+    }
+    return value;
+  };
+  const url = (name: string, fallback: string, protocols: string[]): string => {
+    const raw = env[name] || fallback;
+    try {
+      const parsed = new URL(raw);
+      if (!protocols.includes(parsed.protocol)) problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+    } catch {
+      problems.push(`${name} must be a URL (got ${JSON.stringify(raw)})`);
+    }
+    return raw;
+  };
+  const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
+    const raw = (env[name] || fallback) as T;
+    if (!allowed.includes(raw)) problems.push(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
+    return raw;
+  };
+  const adminKey = env.STARLAB_ADMIN_KEY || null;
+  if (adminKey !== null && !/^[A-Za-z0-9_-]{24,128}$/.test(adminKey)) {
+    problems.push('STARLAB_ADMIN_KEY must be 24–128 characters of letters, digits, _ or -');
+  }
+  const backend = oneOf<BackendChoice>('STARLAB_BACKEND', 'auto', ['auto', ...BACKEND_PREFERENCE]);
+  const config: AppConfig = {
+    port: int('PORT', 3000, 1, 65535),
+    databaseUrl: url('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/starlab', ['postgresql:', 'postgres:']),
+    redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
+    adminKey,
+    bodyLimitBytes: int('STARLAB_BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
+    queuePrefix: env.STARLAB_QUEUE_PREFIX || 'starlab',
+    dispatchIntervalMs: int('STARLAB_DISPATCH_INTERVAL_MS', 1000, 50, 60_000),
+    worker: {
+      name: env.STARLAB_WORKER_NAME || `${hostname()}-${process.pid}`,
+      slots: int('STARLAB_WORKER_SLOTS', 1, 1, 64),
+      backend,
+      device: oneOf('STARLAB_WORKER_DEVICE', backend === 'tfjs-node-gpu' ? 'gpu' : 'cpu', ['gpu', 'cpu'] as const),
+      lockDurationMs: int('STARLAB_LOCK_DURATION_MS', 30_000, 1000, 600_000),
+      stalledIntervalMs: int('STARLAB_STALLED_INTERVAL_MS', 15_000, 500, 600_000),
+      heartbeatMs: int('STARLAB_HEARTBEAT_MS', 5000, 100, 600_000),
+      controlPollMs: int('STARLAB_CONTROL_POLL_MS', 500, 50, 60_000),
+    },
+    checkpointsKept: int('STARLAB_CHECKPOINTS_KEPT', 5, 1, 1000),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return config;
+}
+
+/** Injection token of the AppConfig. */
+export const APP_CONFIG = Symbol('APP_CONFIG');

@@ -1,0 +1,128 @@
+import { Injectable } from '@nestjs/common';
+import type { JobStatus, Prisma } from '../generated/prisma/client';
+import { PrismaService } from './prisma.service';
+
+export type JobRow = Prisma.JobGetPayload<{ include: { owner: true } }>;
+export type JobEventType = 'state' | 'step' | 'checkpoint' | 'warning' | 'log' | 'audit';
+
+export interface NewJob {
+  ownerId: string;
+  name: string;
+  spec: Prisma.InputJsonValue;
+  priority: number;
+  labels: Record<string, string>;
+  device: 'gpu' | 'cpu' | 'any';
+  totalSteps: number;
+  idempotencyKey: string | null;
+  requestHash: string | null;
+}
+
+export interface JobListFilter {
+  /** null = every owner (admins). */
+  ownerIds: string[] | null;
+  status?: JobStatus;
+  label?: { key: string; value: string };
+  before?: { createdAt: Date; id: string };
+  limit: number;
+}
+
+/** Jobs and their ordered events. */
+@Injectable()
+export class JobRepository {
+  constructor(private readonly prisma: PrismaService) {}
+
+  /** Stores the job and its first event together, so a submitted job always has a history. */
+  create(job: NewJob) {
+    return this.prisma.$transaction(async (tx) => {
+      const created = await tx.job.create({ data: { ...job, status: 'queued' }, include: { owner: true } });
+      await tx.jobEvent.create({ data: { jobId: created.id, type: 'state', message: 'queued', data: { status: 'queued' } } });
+      return created;
+    });
+  }
+
+  findById(id: string): Promise<JobRow | null> {
+    return this.prisma.job.findUnique({ where: { id }, include: { owner: true } });
+  }
+
+  findByIdempotencyKey(ownerId: string, idempotencyKey: string): Promise<JobRow | null> {
+    return this.prisma.job.findUnique({ where: { ownerId_idempotencyKey: { ownerId, idempotencyKey } }, include: { owner: true } });
+  }
+
+  /** Newest first; `before` is the (createdAt, id) of the last row of the previous page. */
+  list(filter: JobListFilter): Promise<JobRow[]> {
+    const where: Prisma.JobWhereInput = {
+      ...(filter.ownerIds ? { ownerId: { in: filter.ownerIds } } : {}),
+      ...(filter.status ? { status: filter.status } : {}),
+      ...(filter.label ? { labels: { path: [filter.label.key], equals: filter.label.value } } : {}),
+      ...(filter.before
+        ? { OR: [{ createdAt: { lt: filter.before.createdAt } }, { createdAt: filter.before.createdAt, id: { lt: filter.before.id } }] }
+        : {}),
+    };
+    return this.prisma.job.findMany({ where, include: { owner: true }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: filter.limit });
+  }
+
+  /** Queued jobs that would be dispatched before this one. */
+  countQueuedBefore(job: { createdAt: Date; id: string }): Promise<number> {
+    return this.prisma.job.count({
+      where: { status: 'queued', OR: [{ createdAt: { lt: job.createdAt } }, { createdAt: job.createdAt, id: { lt: job.id } }] },
+    });
+  }
+
+  /**
+   * Changes status only if the job is still in one of `from` (optimistic: a concurrent change
+   * wins, the caller re-reads), and records the transition as an event. Returns the row or null.
+   */
+  transition(id: string, from: JobStatus[], data: Prisma.JobUpdateInput & { status?: JobStatus }, event?: { message: string; data?: Prisma.InputJsonValue; type?: JobEventType }) {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({ where: { id, status: { in: from } }, data: data as Prisma.JobUpdateManyMutationInput });
+      if (count === 0) return null;
+      if (event) await tx.jobEvent.create({ data: { jobId: id, type: event.type ?? 'state', message: event.message, data: event.data ?? { status: data.status ?? null } } });
+      return tx.job.findUnique({ where: { id }, include: { owner: true } });
+    });
+  }
+
+  update(id: string, data: Prisma.JobUpdateInput) {
+    return this.prisma.job.update({ where: { id }, data });
+  }
+
+  addEvent(jobId: string, type: JobEventType, message: string, data?: Prisma.InputJsonValue) {
+    return this.prisma.jobEvent.create({ data: { jobId, type, message, data } });
+  }
+
+  eventsAfter(jobId: string, afterId: bigint, limit: number) {
+    return this.prisma.jobEvent.findMany({ where: { jobId, id: { gt: afterId } }, orderBy: { id: 'asc' }, take: limit });
+  }
+
+  /**
+   * Hands up to `limit` stored, undispatched queued jobs to `send`, oldest first, and marks the
+   * ones sent. Rows are locked with SKIP LOCKED so several dispatchers never send one job twice
+   * (the queue dedupes by job id as well).
+   */
+  async dispatchPending(limit: number, send: (jobId: string) => Promise<void>): Promise<number> {
+    return this.prisma.$transaction(async (tx) => {
+      const pending = await tx.$queryRaw<{ id: string }[]>`
+        SELECT id FROM jobs WHERE status = 'queued' AND dispatched_at IS NULL
+        ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
+      const sent: string[] = [];
+      for (const { id } of pending) {
+        try {
+          await send(id);
+          sent.push(id);
+        } catch {
+          break; // the queue is down: leave the rest stored, try again next tick
+        }
+      }
+      if (sent.length > 0) await tx.job.updateMany({ where: { id: { in: sent } }, data: { dispatchedAt: new Date() } });
+      return sent.length;
+    });
+  }
+
+  /** Queued jobs marked as sent a while ago: their carrier may have been lost with Redis. */
+  dispatchedQueued(olderThan: Date, limit: number) {
+    return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true }, take: limit });
+  }
+
+  markUndispatched(ids: string[]) {
+    return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null } });
+  }
+}

@@ -1,0 +1,29 @@
+/**
+ * Retries a write while the database is briefly unreachable (DESIGN.md §8), with capped
+ * exponential backoff. Gives up after `deadlineMs`, or at once if `abandon()` becomes true.
+ */
+export async function withRetry<T>(
+  operation: () => Promise<T>,
+  options: { deadlineMs: number; onRetry?: (error: Error, attempt: number) => void; abandon?: () => boolean },
+): Promise<T> {
+  const started = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await operation();
+    } catch (error) {
+      if (!isTransient(error) || Date.now() - started > options.deadlineMs || options.abandon?.()) throw error;
+      options.onRetry?.(error as Error, attempt);
+      await new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 5000)));
+    }
+  }
+}
+
+/** Connection-level failures (server down, restarting, network), not constraint or data errors. */
+export function isTransient(error: unknown): boolean {
+  const code = (error as { code?: string })?.code ?? '';
+  const message = String((error as Error)?.message ?? '');
+  return (
+    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'P1001', 'P1002', 'P1017', 'P2024'].includes(code) ||
+    /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|the database system is (starting up|shutting down)|Can't reach database|Timed out fetching a new connection|connection is closed/i.test(message)
+  );
+}
