@@ -1,0 +1,60 @@
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import type { Worker as BullWorker } from 'bullmq';
+import { hostname } from 'node:os';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { QueueRepository, TrainingJobData } from '../repositories/queue.repository';
+import { WorkerRepository } from '../repositories/worker.repository';
+import { JobRunnerService } from '../services/job-runner.service';
+import { BackendName, initBackend } from '../training/backend';
+
+/**
+ * Starts consuming only after the backend has been resolved and the worker announced itself;
+ * on shutdown, checkpoints and requeues running jobs before the queue connection closes.
+ */
+@Injectable()
+export class WorkerLifecycle {
+  private readonly logger = new Logger(WorkerLifecycle.name);
+  private consumer: BullWorker<TrainingJobData> | null = null;
+  private heartbeat: NodeJS.Timeout | null = null;
+  private backend: BackendName | null = null;
+
+  constructor(
+    private readonly queue: QueueRepository,
+    private readonly workers: WorkerRepository,
+    private readonly runner: JobRunnerService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async start(): Promise<void> {
+    // Resolve the backend here too, so the worker reports what its jobs will run on.
+    this.backend = await initBackend(this.config.worker.backend, (m) => this.logger.log(m));
+    await this.announce();
+    this.heartbeat = setInterval(() => void this.announce(), this.config.worker.heartbeatMs);
+    this.consumer = this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots);
+    void this.consumer.run();
+    this.logger.log(`worker ${this.config.worker.name} consuming with ${this.config.worker.slots} slot(s) on ${this.backend}`);
+  }
+
+  async stop(): Promise<void> {
+    this.logger.log(`worker ${this.config.worker.name} stopping: checkpointing and requeueing ${this.runner.running} job(s)`);
+    this.runner.stopAll();
+    await this.consumer?.close();
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    await this.workers.remove(this.config.worker.name).catch(() => undefined);
+  }
+
+  private async announce(): Promise<void> {
+    try {
+      await this.workers.heartbeat({
+        id: this.config.worker.name,
+        hostname: hostname(),
+        backend: this.backend ?? 'unknown',
+        device: this.config.worker.device,
+        slots: this.config.worker.slots,
+        running: this.runner.running,
+      });
+    } catch (error) {
+      this.logger.warn(`heartbeat failed: ${(error as Error).message}`);
+    }
+  }
+}
