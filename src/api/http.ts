@@ -1,0 +1,30 @@
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import type { NextFunction, Request, Response } from 'express';
+import { readFileSync } from 'node:fs';
+import { serve, setup } from 'swagger-ui-express';
+import { parse } from 'yaml';
+import type { AppConfig } from '../config/config';
+import { OPENAPI_PATH } from './operations.controller';
+
+/**
+ * HTTP plumbing outside Nest's router: the JSON body parser with the configured limit (its
+ * errors reach the ProblemFilter), a 415 for bodies that are not JSON, and Swagger UI at /docs
+ * over the committed openapi.yaml.
+ */
+export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  app.use(requireJsonBodies);
+  app.useBodyParser('json', { limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
+  app.use('/docs', serve, setup(parse(readFileSync(OPENAPI_PATH, 'utf8')), { customSiteTitle: 'StarLab API' }));
+}
+
+function requireJsonBodies(req: Request, res: Response, next: NextFunction): void {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    res
+      .status(415)
+      .type('application/problem+json')
+      .send(JSON.stringify({ type: 'https://starlab.dev/problems/unsupported-media-type', title: 'Unsupported media type', status: 415, detail: 'send the body as application/json', instance: req.originalUrl }));
+    return;
+  }
+  next();
+}

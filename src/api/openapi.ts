@@ -1,0 +1,82 @@
+import type { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
+import { Type } from '@sinclair/typebox';
+import { stringify } from 'yaml';
+import { AlgorithmConfigSchema } from '../training/algorithms/presets';
+import { JobSpecSchema } from '../training/spec/job-spec';
+import { toJsonSchema } from '../services/json-schema';
+import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from './jobs.dto';
+import { CreatedUserSchema, CreateUserSchema } from './users.dto';
+
+const ProblemSchema = Type.Object({
+  type: Type.String({ format: 'uri' }),
+  title: Type.String(),
+  status: Type.Integer(),
+  detail: Type.Optional(Type.String()),
+  instance: Type.Optional(Type.String()),
+  errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'present for validation problems' })),
+  errorId: Type.Optional(Type.String({ description: 'present for 500s; quote it when reporting' })),
+});
+
+const EnvironmentSchema = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  actions: Type.Array(Type.String()),
+  symbols: Type.Record(Type.String(), Type.String()),
+  hasExpert: Type.Boolean({ description: 'demonstrations warm-up available' }),
+  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of environment.config' }),
+  defaults: Type.Record(Type.String(), Type.Unknown()),
+  rolloutDefaults: Type.Record(Type.String(), Type.Unknown()),
+});
+
+const AlgorithmSchema = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  config: Type.Record(Type.String(), Type.Unknown(), { description: 'the preset’s values' }),
+  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of algorithm.config' }),
+});
+
+/** Named schemas of the contract; TypeBox is the single source for validation and for docs. */
+const COMPONENTS = {
+  Problem: ProblemSchema,
+  JobSpec: JobSpecSchema,
+  AlgorithmConfig: AlgorithmConfigSchema,
+  Job: JobSchema,
+  JobList: JobListSchema,
+  MetricSeries: MetricSeriesSchema,
+  JobEvent: JobEventSchema,
+  JobEventList: JobEventListSchema,
+  TrajectoryList: TrajectoryListSchema,
+  CheckpointList: CheckpointListSchema,
+  CheckpointBytes: Type.String({ format: 'binary' }),
+  EnvironmentList: Type.Object({ data: Type.Array(EnvironmentSchema) }),
+  AlgorithmList: Type.Object({ data: Type.Array(AlgorithmSchema) }),
+  CreateUser: CreateUserSchema,
+  CreatedUser: CreatedUserSchema,
+  Principal: Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) }),
+  Health: Type.Object({ status: Type.Literal('ok') }),
+  Readiness: Type.Object({ status: Type.String(), database: Type.String(), redis: Type.String() }),
+  PrometheusText: Type.String(),
+  OpenApiDocument: Type.String(),
+};
+
+export function buildOpenApiDocument(app: INestApplication, version: string): OpenAPIObject {
+  const config = new DocumentBuilder()
+    .setTitle('StarLab')
+    .setVersion(version)
+    .setDescription(
+      'Trains multi-turn RL agents (StarPO, StarPO-S) on Bandit, Sokoban and FrozenLake, queued fairly across a lab’s users, ' +
+        'with step metrics, trajectories, checkpoints and collapse warnings. Errors are RFC 9457 application/problem+json.',
+    )
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'an API key' })
+    .build();
+  const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
+  const schemas = Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, toJsonSchema(schema)]));
+  document.components = { ...document.components, schemas: { ...(document.components?.schemas ?? {}), ...schemas } };
+  return document;
+}
+
+/** Deterministic YAML (sorted keys) so the committed file and the generated one compare exactly. */
+export function toYaml(document: OpenAPIObject): string {
+  return stringify(JSON.parse(JSON.stringify(document)), { sortMapEntries: true, lineWidth: 0 });
+}

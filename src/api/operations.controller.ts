@@ -1,0 +1,53 @@
+import { Controller, Get, Header, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { projectRoot } from '../config/paths';
+import { HealthRepository } from '../repositories/health.repository';
+import { QueueRepository } from '../repositories/queue.repository';
+import { TelemetryService } from '../services/telemetry.service';
+import { Public } from './auth.guard';
+import { Operation } from './openapi.decorators';
+
+/** The committed API contract, served as-is. */
+export const OPENAPI_PATH = join(projectRoot(), 'openapi.yaml');
+
+@ApiTags('operations')
+@Public()
+@Controller()
+export class OperationsController {
+  constructor(
+    private readonly health: HealthRepository,
+    private readonly queue: QueueRepository,
+    private readonly telemetry: TelemetryService,
+  ) {}
+
+  @Get('health')
+  @Operation({ id: 'getHealth', summary: 'Liveness: the process answers', isPublic: true, response: 'Health' })
+  getHealth() {
+    return { status: 'ok' };
+  }
+
+  @Get('ready')
+  @Operation({ id: 'getReadiness', summary: 'Readiness: database and Redis reachable (503 otherwise)', isPublic: true, response: 'Readiness' })
+  async getReadiness(@Res({ passthrough: true }) res: Response) {
+    const [database, redis] = await Promise.all([this.health.databaseReachable(), this.queue.ping()]);
+    const ready = database && redis;
+    res.status(ready ? 200 : 503);
+    return { status: ready ? 'ready' : 'degraded', database: database ? 'up' : 'down', redis: redis ? 'up' : 'down' };
+  }
+
+  @Get('metrics')
+  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText' })
+  async getPrometheusMetrics(@Res() res: Response) {
+    res.type(this.telemetry.registry.contentType).send(await this.telemetry.registry.metrics());
+  }
+
+  @Get('openapi.yaml')
+  @Header('Content-Type', 'application/yaml')
+  @Operation({ id: 'getOpenApiDocument', summary: 'This API’s OpenAPI document', isPublic: true, contentType: 'application/yaml', response: 'OpenApiDocument' })
+  getOpenApiDocument() {
+    return readFileSync(OPENAPI_PATH, 'utf8');
+  }
+}

@@ -1,0 +1,23 @@
+import { Global, Module } from '@nestjs/common';
+import { APP_CONFIG, AppConfig, loadConfig } from './config/config';
+import { HealthRepository } from './repositories/health.repository';
+import { JobRepository } from './repositories/job.repository';
+import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
+import { QueueRepository } from './repositories/queue.repository';
+import { ResultsRepository } from './repositories/results.repository';
+import { UserRepository } from './repositories/user.repository';
+import { WorkerRepository } from './repositories/worker.repository';
+
+const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository];
+
+/** Config and every adapter to the outside world, shared by the API and the worker. */
+@Global()
+@Module({
+  providers: [
+    { provide: APP_CONFIG, useFactory: () => loadConfig() },
+    { provide: DATABASE_URL, useFactory: (config: AppConfig) => config.databaseUrl, inject: [APP_CONFIG] },
+    ...repositories,
+  ],
+  exports: [APP_CONFIG, DATABASE_URL, ...repositories],
+})
+export class CoreModule {}

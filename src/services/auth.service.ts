@@ -1,0 +1,69 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash, randomBytes } from 'node:crypto';
+import { UserRepository } from '../repositories/user.repository';
+import { Conflict, Forbidden, Unauthenticated } from './errors';
+
+/** Who is calling: resolved from the API key on every request. */
+export interface Principal {
+  userId: string;
+  name: string;
+  role: 'admin' | 'member';
+  teamId: string | null;
+  /** The caller's team lets team-mates read each other's jobs. */
+  teamSharesJobs: boolean;
+  keyId: string;
+}
+
+const KEY_PREFIX = 'sl_';
+/** lastUsedAt is a hint for humans; writing it on every request would cost a write per read. */
+const TOUCH_INTERVAL_MS = 60_000;
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+/** sl_ + 32 url-safe characters (192 bits); the first 11 characters are the shown prefix. */
+export function generateApiKey(): { key: string; prefix: string; hash: string } {
+  const key = `${KEY_PREFIX}${randomBytes(24).toString('base64url')}`;
+  return { key, prefix: key.slice(0, 11), hash: hashApiKey(key) };
+}
+
+@Injectable()
+export class AuthService {
+  private readonly logger = new Logger(AuthService.name);
+
+  constructor(private readonly users: UserRepository) {}
+
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+    if (!match) throw new Unauthenticated('send an API key as "Authorization: Bearer <key>"');
+    const found = await this.users.findActiveKey(hashApiKey(match[1]));
+    if (!found || found.user.disabledAt) throw new Unauthenticated('the API key is not valid or has been revoked');
+    const now = new Date();
+    if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
+      this.users.touchKey(found.id, now).catch((error: Error) => this.logger.warn(`key ${found.prefix}: ${error.message}`));
+    }
+    const { user } = found;
+    return { userId: user.id, name: user.name, role: user.role, teamId: user.teamId, teamSharesJobs: user.team?.shareJobs ?? false, keyId: found.id };
+  }
+
+  /** STARLAB_ADMIN_KEY: lets a newcomer curl at once. Idempotent across restarts and replicas. */
+  async bootstrapAdminKey(key: string): Promise<void> {
+    const created = await this.users.ensureAdminKey('admin', { name: 'bootstrap (STARLAB_ADMIN_KEY)', prefix: key.slice(0, 11), hash: hashApiKey(key) });
+    if (created) this.logger.log(`created admin API key ${key.slice(0, 11)}… from STARLAB_ADMIN_KEY`);
+  }
+
+  async createUser(actor: Principal, body: { name: string; role?: 'admin' | 'member'; team?: string }) {
+    if (actor.role !== 'admin') throw new Forbidden('only admins create users');
+    if (await this.users.findUser(body.name)) throw new Conflict(`user ${body.name} already exists`);
+    const issued = generateApiKey();
+    const { user, apiKey } = await this.users.createUserWithKey(
+      { name: body.name, role: body.role ?? 'member', team: body.team },
+      { name: 'first key', prefix: issued.prefix, hash: issued.hash },
+    );
+    return {
+      user: { id: user.id, name: user.name, role: user.role, team: user.team?.name ?? null, createdAt: user.createdAt.toISOString() },
+      apiKey: { id: apiKey.id, name: apiKey.name, prefix: apiKey.prefix, key: issued.key, createdAt: apiKey.createdAt.toISOString() },
+    };
+  }
+}

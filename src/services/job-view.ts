@@ -1,0 +1,43 @@
+import type { JobView } from '../api/jobs.dto';
+import type { JobRow } from '../repositories/job.repository';
+
+/** The API's picture of a job row. */
+export function toJobView(job: JobRow, queue: JobView['queue'] = null): JobView {
+  return {
+    id: job.id,
+    name: job.name,
+    owner: { id: job.owner.id, name: job.owner.name },
+    status: job.status,
+    priority: job.priority,
+    device: job.device,
+    labels: job.labels as Record<string, string>,
+    progress: job.progress,
+    currentStep: job.currentStep,
+    totalSteps: job.totalSteps,
+    attempt: job.attempt,
+    backend: job.backend,
+    worker: job.workerId,
+    error: job.error,
+    latestMetrics: (job.latestMetrics as Record<string, number> | null) ?? null,
+    queue,
+    spec: job.spec as Record<string, unknown>,
+    createdAt: job.createdAt.toISOString(),
+    startedAt: job.startedAt?.toISOString() ?? null,
+    finishedAt: job.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/** Opaque page cursor over (createdAt, id). */
+export function encodeCursor(row: { createdAt: Date; id: string }): string {
+  return Buffer.from(JSON.stringify([row.createdAt.toISOString(), row.id])).toString('base64url');
+}
+
+export function decodeCursor(cursor: string): { createdAt: Date; id: string } | null {
+  try {
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [string, string];
+    const date = new Date(createdAt);
+    return typeof id === 'string' && !Number.isNaN(date.getTime()) ? { createdAt: date, id } : null;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,184 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { createHash } from 'node:crypto';
+import type { JobView, ListJobsQuery } from '../api/jobs.dto';
+import { JobRepository, JobRow } from '../repositories/job.repository';
+import { QueueRepository } from '../repositories/queue.repository';
+import { UserRepository } from '../repositories/user.repository';
+import { parseJobSpec } from '../training/spec/validate';
+import { canControl, canRead } from './access';
+import type { Principal } from './auth.service';
+import { Conflict, NotFound, Unprocessable, ValidationFailed } from './errors';
+import { decodeCursor, encodeCursor, toJobView } from './job-view';
+import { DispatchService } from './dispatch.service';
+
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+/** Submitting, reading and controlling jobs (the API side of the job lifecycle). */
+@Injectable()
+export class JobService {
+  private readonly logger = new Logger(JobService.name);
+
+  constructor(
+    private readonly jobs: JobRepository,
+    private readonly users: UserRepository,
+    private readonly queue: QueueRepository,
+    private readonly dispatch: DispatchService,
+  ) {}
+
+  /**
+   * Validates and stores a job, then nudges the dispatcher. With an Idempotency-Key, the same
+   * key and body return the first job (replayed), the same key with another body is a 422.
+   */
+  async submit(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<{ job: JobView; replayed: boolean }> {
+    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
+      throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: 'must be 1–255 visible ASCII characters' }]);
+    }
+    const spec = parseJobSpec(body);
+    const requestHash = idempotencyKey ? sha256(stableJson(body)) : null;
+    if (idempotencyKey) {
+      const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
+      if (existing) return { job: await this.view(this.replay(existing, requestHash)), replayed: true };
+    }
+    let job: JobRow;
+    try {
+      job = await this.jobs.create({
+        ownerId: principal.userId,
+        name: spec.name,
+        spec: spec as unknown as object,
+        priority: spec.priority,
+        labels: spec.labels,
+        device: 'any',
+        totalSteps: spec.training.steps,
+        idempotencyKey: idempotencyKey ?? null,
+        requestHash,
+      });
+    } catch (error) {
+      // A concurrent duplicate with the same key won the insert: answer as its replay.
+      const winner = idempotencyKey && isUniqueViolation(error) ? await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey) : null;
+      if (!winner) throw error;
+      return { job: await this.view(this.replay(winner, requestHash)), replayed: true };
+    }
+    this.logger.log(`job ${job.id} submitted by ${principal.name}: ${spec.environment.id}/${spec.algorithm.id}, ${spec.training.steps} steps`);
+    this.dispatch.kick();
+    return { job: await this.view(job), replayed: false };
+  }
+
+  async list(principal: Principal, query: ListJobsQuery): Promise<{ data: JobView[]; has_more: boolean; next_cursor: string | null }> {
+    const before = query.after ? decodeCursor(query.after) : undefined;
+    if (before === null) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
+    const limit = query.limit ?? 20;
+    const rows = await this.jobs.list({ ownerIds: await this.visibleOwners(principal, query.owner), status: query.status, label: parseLabel(query.label), before, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    return {
+      data: await Promise.all(page.map((job) => this.view(job))),
+      has_more: rows.length > limit,
+      next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
+    };
+  }
+
+  async get(principal: Principal, id: string): Promise<JobView> {
+    return this.view(await this.readable(principal, id));
+  }
+
+  /** A job the caller may read, else 404 (another user's job is not disclosed). */
+  async readable(principal: Principal, id: string): Promise<JobRow> {
+    const job = isUuid(id) ? await this.jobs.findById(id) : null;
+    if (!job || !canRead(principal, job)) throw new NotFound('job', id);
+    return job;
+  }
+
+  /** Queued or paused: cancelled at once. Running: the worker kills its training within a poll interval. */
+  async cancel(principal: Principal, id: string): Promise<JobView> {
+    const job = await this.controllable(principal, id);
+    const stopped = await this.jobs.transition(id, ['queued', 'paused'], { status: 'cancelled', finishedAt: new Date(), controlRequest: null }, { message: `cancelled by ${principal.name}` });
+    if (stopped) {
+      await this.queue.removeWaiting(id).catch(() => undefined);
+      return this.view(stopped);
+    }
+    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'cancel' }, { type: 'audit', message: `cancel requested by ${principal.name}`, data: { request: 'cancel' } });
+    if (requested) return this.view(requested);
+    throw new Conflict(`job ${id} is ${job.status}; only queued, paused or running jobs can be cancelled`);
+  }
+
+  /** Queued: paused at once. Running: the worker checkpoints after the current step and pauses. */
+  async pause(principal: Principal, id: string): Promise<JobView> {
+    const job = await this.controllable(principal, id);
+    const paused = await this.jobs.transition(id, ['queued'], { status: 'paused', dispatchedAt: null }, { message: `paused by ${principal.name}` });
+    if (paused) {
+      await this.queue.removeWaiting(id).catch(() => undefined);
+      return this.view(paused);
+    }
+    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'pause' }, { type: 'audit', message: `pause requested by ${principal.name}`, data: { request: 'pause' } });
+    if (requested) return this.view(requested);
+    throw new Conflict(`job ${id} is ${job.status}; only queued or running jobs can be paused`);
+  }
+
+  /** Paused: back in the queue; it resumes from its last checkpoint. */
+  async resume(principal: Principal, id: string): Promise<JobView> {
+    const job = await this.controllable(principal, id);
+    const resumed = await this.jobs.transition(id, ['paused'], { status: 'queued', dispatchedAt: null, controlRequest: null }, { message: `resumed by ${principal.name}` });
+    if (!resumed) throw new Conflict(`job ${id} is ${job.status}; only paused jobs can be resumed`);
+    this.dispatch.kick();
+    return this.view(resumed);
+  }
+
+  private async controllable(principal: Principal, id: string): Promise<JobRow> {
+    const job = await this.readable(principal, id);
+    if (!canControl(principal, job)) throw new NotFound('job', id);
+    return job;
+  }
+
+  private replay(existing: JobRow, requestHash: string | null): JobRow {
+    if (existing.requestHash !== requestHash) {
+      throw new Unprocessable('this Idempotency-Key was already used with a different request body');
+    }
+    return existing;
+  }
+
+  private async view(job: JobRow): Promise<JobView> {
+    if (job.status !== 'queued') return toJobView(job);
+    const ahead = await this.jobs.countQueuedBefore(job);
+    return toJobView(job, { position: ahead + 1, reason: ahead === 0 ? 'waiting for a free worker slot' : `${ahead} queued job(s) ahead` });
+  }
+
+  /** Owner ids whose jobs the caller may list (null = all). */
+  private async visibleOwners(principal: Principal, owner: string | undefined): Promise<string[] | null> {
+    if (owner) {
+      const user = await this.users.findUser(owner);
+      const visible = user && (principal.role === 'admin' || user.id === principal.userId || (principal.teamSharesJobs && user.teamId === principal.teamId));
+      return visible ? [user.id] : [];
+    }
+    if (principal.role === 'admin') return null;
+    return [principal.userId];
+  }
+}
+
+function parseLabel(label: string | undefined): { key: string; value: string } | undefined {
+  if (!label) return undefined;
+  const at = label.indexOf('=');
+  return { key: label.slice(0, at), value: label.slice(at + 1) };
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/** JSON with sorted keys, so that key order does not change an idempotency hash. */
+export function stableJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(stableJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    return `{${Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${stableJson((value as Record<string, unknown>)[k])}`)
+      .join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export function isUuid(id: string): boolean {
+  return /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id);
+}
+
+function isUniqueViolation(error: unknown): boolean {
+  return (error as { code?: string })?.code === 'P2002';
+}

@@ -1,0 +1,106 @@
+import { Injectable } from '@nestjs/common';
+import type { CheckpointView, EventsQuery, JobEventView, MetricsQuery, TrajectoriesQuery } from '../api/jobs.dto';
+import { JobRepository } from '../repositories/job.repository';
+import { ResultsRepository } from '../repositories/results.repository';
+import { canRead } from './access';
+import type { Principal } from './auth.service';
+import { NotFound, ValidationFailed } from './errors';
+import { JobService, isUuid } from './job.service';
+
+const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+
+/** Reading what a job produced: metrics, events (and their live stream), trajectories, checkpoints. */
+@Injectable()
+export class ResultsService {
+  constructor(
+    private readonly jobService: JobService,
+    private readonly jobs: JobRepository,
+    private readonly results: ResultsRepository,
+  ) {}
+
+  async metrics(principal: Principal, jobId: string, query: MetricsQuery) {
+    await this.jobService.readable(principal, jobId);
+    if (query.from !== undefined && query.to !== undefined && query.from > query.to) {
+      throw new ValidationFailed([{ field: 'query.to', message: 'must be >= query.from' }]);
+    }
+    const names = query.names ? new Set(query.names.split(',').map((n) => n.trim()).filter(Boolean)) : null;
+    const rows = await this.results.metrics(jobId, query.from, query.to);
+    return {
+      data: rows.map((row) => {
+        const all = row.metrics as Record<string, number>;
+        return { step: row.step, metrics: names ? Object.fromEntries(Object.entries(all).filter(([n]) => names.has(n))) : all };
+      }),
+    };
+  }
+
+  async events(principal: Principal, jobId: string, query: EventsQuery) {
+    await this.jobService.readable(principal, jobId);
+    const limit = query.limit ?? 200;
+    const rows = await this.jobs.eventsAfter(jobId, BigInt(query.after ?? 0), limit + 1);
+    return { data: rows.slice(0, limit).map(toEventView), has_more: rows.length > limit };
+  }
+
+  /**
+   * Events after `afterId` as they are written, until the job has finished and everything has
+   * been delivered, or `signal` aborts. Reads Postgres (the record), so a stream survives API
+   * restarts and resumes exactly from Last-Event-ID.
+   */
+  async *follow(principal: Principal, jobId: string, afterId: bigint, signal: AbortSignal, pollMs = 500): AsyncGenerator<JobEventView> {
+    await this.jobService.readable(principal, jobId);
+    let cursor = afterId;
+    while (!signal.aborted) {
+      const rows = await this.jobs.eventsAfter(jobId, cursor, 500);
+      for (const row of rows) {
+        cursor = row.id;
+        yield toEventView(row);
+      }
+      if (rows.length === 500) continue;
+      const job = await this.jobs.findById(jobId);
+      if (!job || TERMINAL.has(job.status)) {
+        const tail = await this.jobs.eventsAfter(jobId, cursor, 500);
+        for (const row of tail) yield toEventView(row);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  }
+
+  async trajectories(principal: Principal, jobId: string, query: TrajectoriesQuery) {
+    await this.jobService.readable(principal, jobId);
+    if (query.after !== undefined && !/^\d{1,19}$/.test(query.after)) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
+    const limit = query.limit ?? 100;
+    const rows = await this.results.trajectories(jobId, {
+      fromStep: query.step ?? query.from,
+      toStep: query.step ?? query.to,
+      success: query.success,
+      minReturn: query.minReturn,
+      withText: query.withText,
+      afterId: query.after === undefined ? undefined : BigInt(query.after),
+      limit: limit + 1,
+    });
+    const page = rows.slice(0, limit);
+    return {
+      data: page.map((t) => ({ ...t, id: t.id.toString(), envSeed: t.envSeed.toString(), jobId: undefined })),
+      has_more: rows.length > limit,
+      next_cursor: rows.length > limit ? page[page.length - 1].id.toString() : null,
+    };
+  }
+
+  async checkpoints(principal: Principal, jobId: string): Promise<{ data: CheckpointView[] }> {
+    await this.jobService.readable(principal, jobId);
+    const rows = await this.results.checkpoints(jobId);
+    return { data: rows.map((c) => ({ ...c, createdAt: c.createdAt.toISOString(), downloadUrl: `/v1/checkpoints/${c.id}/download` })) };
+  }
+
+  async checkpointBytes(principal: Principal, checkpointId: string): Promise<{ bytes: Uint8Array; fileName: string }> {
+    const checkpoint = isUuid(checkpointId) ? await this.results.checkpointWithBytes(checkpointId) : null;
+    if (!checkpoint || !checkpoint.bytes || !canRead(principal, { ownerId: checkpoint.job.ownerId, owner: checkpoint.job.owner })) {
+      throw new NotFound('checkpoint', checkpointId);
+    }
+    return { bytes: checkpoint.bytes, fileName: `${checkpoint.jobId}-step${checkpoint.step}.starlab-ckpt` };
+  }
+}
+
+function toEventView(row: { id: bigint; type: string; message: string; data: unknown; createdAt: Date }): JobEventView {
+  return { id: Number(row.id), type: row.type, message: row.message, data: row.data ?? null, createdAt: row.createdAt.toISOString() };
+}
