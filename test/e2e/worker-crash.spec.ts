@@ -1,0 +1,52 @@
+import { TestStack, tinyJob } from '../support/stack';
+
+/** DESIGN.md §8: a worker killed mid-job; the job resumes from its last checkpoint elsewhere. */
+describe('worker failure (real processes)', () => {
+  const stack = new TestStack();
+
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop(), 30_000);
+
+  it('resumes a job from its last checkpoint on another worker after SIGKILL, with every step exactly once', async () => {
+    const doomed = stack.startWorker('doomed');
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 30, checkpointEvery: 4, dModel: 32, groups: 4, name: 'crash-me' }) });
+    // Kill once a checkpoint exists and the job has run past it, so there is work to lose.
+    await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 6, 60_000);
+    doomed.kill('SIGKILL');
+    await doomed.exited;
+    const killedAt = (await stack.request('GET', `/v1/jobs/${job.id}`)).body.currentStep;
+    const checkpointsAtKill = (await stack.request('GET', `/v1/jobs/${job.id}/checkpoints`)).body.data.map((c: { step: number }) => c.step);
+    const resumeStep = Math.max(...checkpointsAtKill);
+    expect(resumeStep).toBeGreaterThanOrEqual(4);
+    expect(resumeStep).toBeLessThanOrEqual(killedAt);
+
+    stack.startWorker('rescuer');
+    const done = await stack.waitForJob(job.id, (j) => ['succeeded', 'failed'].includes(j.status), 90_000);
+    expect(done).toMatchObject({ status: 'succeeded', attempt: 2, worker: 'rescuer', currentStep: 30 });
+
+    const steps = (await stack.request('GET', `/v1/jobs/${job.id}/metrics?names=reward/mean`)).body.data.map((r: { step: number }) => r.step);
+    expect(steps).toEqual(Array.from({ length: 31 }, (_, i) => i));
+    const trajectories = await stack.request('GET', `/v1/jobs/${job.id}/trajectories?from=1&to=30&limit=1000`);
+    expect(trajectories.body.data).toHaveLength(30 * 4 * 4);
+    const events = (await stack.request('GET', `/v1/jobs/${job.id}/events?limit=1000`)).body.data.map((e: { message: string }) => e.message);
+    expect(events).toContain(`running on rescuer (attempt 2, resuming from step ${resumeStep})`);
+  }, 180_000);
+
+  it('checkpoints, requeues and exits on SIGTERM; the job finishes on the next worker', async () => {
+    const leaving = stack.startWorker('leaving');
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 120, checkpointEvery: 0, name: 'drain-me' }) });
+    await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 3, 60_000);
+    leaving.kill('SIGTERM');
+    expect(await leaving.exited).toBe(0);
+    const requeued = (await stack.request('GET', `/v1/jobs/${job.id}`)).body;
+    expect(requeued.status).toBe('queued');
+    const checkpoints = (await stack.request('GET', `/v1/jobs/${job.id}/checkpoints`)).body.data.map((c: { step: number }) => c.step);
+    expect(checkpoints).toContain(requeued.currentStep);
+
+    stack.startWorker('next');
+    const done = await stack.waitForJob(job.id, (j) => ['succeeded', 'failed'].includes(j.status), 120_000);
+    expect(done).toMatchObject({ status: 'succeeded', attempt: 2, worker: 'next' });
+    const steps = (await stack.request('GET', `/v1/jobs/${job.id}/metrics?names=reward/mean`)).body.data.map((r: { step: number }) => r.step);
+    expect(steps).toEqual(Array.from({ length: 121 }, (_, i) => i));
+  }, 180_000);
+});
