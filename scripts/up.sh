@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# `npm run up`: install, generate, migrate, build, then run the API and one worker in the
+# foreground, and train the example Bandit job through the API. Ctrl-C stops both (the worker
+# checkpoints and requeues what it was running).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PORT="${PORT:-3000}"
+export DATABASE_URL="${DATABASE_URL:-postgresql://postgres@127.0.0.1:5432/starlab}"
+export REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+if [ -z "${STARLAB_ADMIN_KEY:-}" ]; then
+  STARLAB_ADMIN_KEY="sl_admin_$(node -e "process.stdout.write(require('crypto').randomBytes(18).toString('base64url'))")"
+  GENERATED_KEY=1
+fi
+export STARLAB_ADMIN_KEY
+
+bash scripts/install-if-needed.sh
+case "$DATABASE_URL" in *@127.0.0.1*|*@localhost*) bash scripts/ensure-services.sh ;; esac
+node scripts/ensure-database.js
+npm run --silent db:migrate 2>&1 | grep -v "^$" | tail -n 2
+npm run --silent build
+
+node dist/src/main.js & api=$!
+node dist/src/worker.js & worker=$!
+stop() { kill -TERM "$worker" "$api" 2>/dev/null || true; wait "$worker" "$api" 2>/dev/null || true; }
+trap 'stop; exit 0' INT TERM
+
+base="http://localhost:$PORT"
+for _ in $(seq 1 60); do curl -sf "$base/ready" >/dev/null && break; sleep 1; done
+curl -sf "$base/ready" >/dev/null || { echo "the API did not become ready" >&2; stop; exit 1; }
+echo
+echo "StarLab is up: $base  (API docs: $base/docs)"
+[ -n "${GENERATED_KEY:-}" ] && echo "admin API key for this session: $STARLAB_ADMIN_KEY  (set STARLAB_ADMIN_KEY to choose your own)"
+if [ "${STARLAB_DEMO:-1}" != "0" ]; then
+  node scripts/demo.js "$base" "$STARLAB_ADMIN_KEY" examples/bandit.json || true
+fi
+echo "Ctrl-C stops the API and the worker."
+wait "$api" "$worker"
