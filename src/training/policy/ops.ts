@@ -23,8 +23,3 @@ export const matMul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradS
     },
   };
 }) as unknown as Parameters<typeof tf.customGrad>[0]) as <T extends tf.Tensor>(a: T, b: tf.Tensor) => T;
-
-/** q · kᵀ over the last two axes, through the fast path above. */
-export function matMulTransposeB<T extends tf.Tensor>(a: T, b: tf.Tensor): T {
-  return matMul(a, swapLast(b));
-}

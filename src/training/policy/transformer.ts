@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../random';
-import { matMul, matMulTransposeB } from './ops';
+import { matMul } from './ops';
 
 /** Shape of the decoder-only transformer (GPT-2 style, pre-LayerNorm). */
 export interface TransformerConfig {
@@ -16,7 +16,8 @@ export interface TransformerConfig {
 
 /** Keys and values of every layer for the tokens seen so far, one row per sequence. */
 export interface KvCache {
-  keys: tf.Tensor4D[]; // per layer [B, H, S, dh]
+  /** Per layer, transposed for q·kᵀ: [B, H, dh, S] (decoding appends along the last axis). */
+  keys: tf.Tensor4D[];
   values: tf.Tensor4D[];
   /** 0 where a key is left padding, else 1: [B, S]. */
   keyMask: tf.Tensor2D;
@@ -221,7 +222,7 @@ export class TransformerLM {
       this.blocks.forEach((block, l) => {
         x = this.block(block, x, (q) => {
           const kv = this.splitKv(block, q.normed);
-          const k = tf.concat([cache.keys[l], kv.keys], 2) as tf.Tensor4D;
+          const k = tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D;
           const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
           keys.push(tf.keep(k));
           values.push(tf.keep(v));
@@ -275,7 +276,7 @@ export class TransformerLM {
     const query = this.project(normed, block.wQkv, block.bQkv, 0, d);
     const q = tf.transpose(tf.reshape(query, [B, T, H, dh]), [0, 2, 1, 3]); // [B, H, T, dh]
     const { keys, values, bias } = attendTo({ normed });
-    const scores = tf.add(tf.mul(matMulTransposeB(q, keys), 1 / Math.sqrt(dh)), bias);
+    const scores = tf.add(tf.mul(matMul(q, keys), 1 / Math.sqrt(dh)), bias);
     const attended = matMul(tf.softmax(scores), values); // [B, H, T, dh]
     const merged = tf.reshape(tf.transpose(attended, [0, 2, 1, 3]), [B * T, d]);
     const attnOut = tf.add(matMul(merged, block.wOut), block.bOut);
@@ -286,14 +287,17 @@ export class TransformerLM {
     return tf.add(h, tf.reshape(ffnOut, [B, T, d])) as tf.Tensor3D;
   }
 
-  /** Keys and values for the tokens in `normed`, as [B, H, T, dh]. */
+  /**
+   * Keys as [B, H, dh, T] (already transposed for q·kᵀ, which keeps the wasm matMul on its fast
+   * path and lets the cache grow along its last axis) and values as [B, H, T, dh].
+   */
   private splitKv(block: Layer, normed: tf.Tensor3D): { keys: tf.Tensor4D; values: tf.Tensor4D } {
     const [B, T, d] = normed.shape;
     const H = this.config.heads;
-    const toHeads = (t: tf.Tensor2D) => tf.transpose(tf.reshape(t, [B, T, H, d / H]), [0, 2, 1, 3]) as tf.Tensor4D;
+    const split = (t: tf.Tensor2D) => tf.reshape(t, [B, T, H, d / H]);
     return {
-      keys: toHeads(this.project(normed, block.wQkv, block.bQkv, d, d)),
-      values: toHeads(this.project(normed, block.wQkv, block.bQkv, 2 * d, d)),
+      keys: tf.transpose(split(this.project(normed, block.wQkv, block.bQkv, d, d)), [0, 2, 3, 1]) as tf.Tensor4D,
+      values: tf.transpose(split(this.project(normed, block.wQkv, block.bQkv, 2 * d, d)), [0, 2, 1, 3]) as tf.Tensor4D,
     };
   }
 
