@@ -4,7 +4,8 @@
  *   npm run train -- --spec job.json [--metrics-out metrics.jsonl] [--checkpoint-out final.ckpt]
  *                    [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu]
  *
- * Writes one JSON line per step: {"step": n, "metrics": {canonical name: value}}.
+ * Writes one JSON line per step, {"step": n, "metrics": {canonical name: value}}, and one per step
+ * with collapse warnings, {"step": n, "warnings": [...]}, shown on the terminal as they fire.
  * Exits 2 for an invalid spec or arguments (naming the field), 1 if training fails.
  */
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
@@ -81,6 +82,10 @@ async function main(): Promise<void> {
         lastEval = metrics['eval/success'];
       }
       progress.update(step, metrics);
+    },
+    onWarnings: (step, warnings) => {
+      out?.write(`${JSON.stringify({ step, warnings })}\n`);
+      for (const w of warnings) progress.message(`⚠ step ${step} ${w.severity} ${w.detector}: ${w.message}`);
     },
     onCheckpoint: args['checkpoint-out'] ? (_step, bytes) => writeFileSync(args['checkpoint-out']!, bytes) : undefined,
   });

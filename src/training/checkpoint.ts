@@ -4,6 +4,7 @@ import { decodeCheckpoint, encodeCheckpoint } from './policy/checkpoint-format';
 import { Tokenizer } from './policy/tokenizer';
 import { TransformerConfig, TransformerLM } from './policy/transformer';
 import type { RngState } from './random';
+import type { MonitorState } from './signals/collapse';
 import type { Learner } from './update';
 
 /** Everything besides tensors that a resumed run needs to continue bit-for-bit. */
@@ -13,6 +14,8 @@ export interface TrainerState {
   nextSeedIndex: number;
   samplingRng: RngState;
   updateRng: RngState;
+  /** Collapse detectors' memory, so warnings after a resume match the uninterrupted run. */
+  monitor: MonitorState;
 }
 
 interface CheckpointMeta {

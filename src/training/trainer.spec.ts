@@ -24,12 +24,14 @@ function deterministic(metrics: Metrics): Metrics {
 async function collect(trainer: Trainer, stopAfter?: number) {
   const steps = new Map<number, Metrics>();
   const checkpoints = new Map<number, Uint8Array>();
+  const warnings: unknown[] = [];
   const result = await trainer.run({
     onStep: (step, metrics) => void steps.set(step, deterministic(metrics)),
+    onWarnings: (_step, fired) => void warnings.push(...fired),
     onCheckpoint: (step, bytes) => void checkpoints.set(step, bytes),
     shouldStop: () => stopAfter !== undefined && trainer.step >= stopAfter,
   });
-  return { steps, checkpoints, result };
+  return { steps, checkpoints, result, warnings };
 }
 
 describe('Trainer', () => {

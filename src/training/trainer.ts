@@ -15,6 +15,7 @@ import { TrajectoryRecord, trajectoryRecords } from './records';
 import { ContextBuilder } from './rollout/context';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
 import { trainingSeed, warmupSeed } from './seeds';
+import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
 import { METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
@@ -24,7 +25,10 @@ import { scriptedExamples, supervisedStep } from './warmup';
 export interface TrainerCallbacks {
   onStep?(step: number, metrics: Metrics): void | Promise<void>;
   onTrajectories?(step: number, records: TrajectoryRecord[]): void | Promise<void>;
-  onCheckpoint?(step: number, bytes: Uint8Array): void | Promise<void>;
+  /** Collapse warnings that fired at this step (after onStep of the same step). */
+  onWarnings?(step: number, warnings: CollapseWarning[]): void | Promise<void>;
+  /** `health`: tag from the collapse signals at this step (healthy | suspect | unhealthy). */
+  onCheckpoint?(step: number, bytes: Uint8Array, health: CheckpointHealth): void | Promise<void>;
   /** Polled between steps; true makes the trainer checkpoint and return. */
   shouldStop?(): boolean | Promise<boolean>;
   onLog?(message: string): void;
@@ -39,6 +43,17 @@ export interface TrainerOptions {
 export interface TrainerResult {
   status: 'completed' | 'stopped';
   step: number;
+}
+
+/**
+ * Supervised warm-up schedule: linear ramp over the first 10% of steps, then cosine decay to 10%
+ * of the base rate. With a constant rate the imitation loss plateaued for some seeds
+ * (FrozenLake, d=48: 0.35 vs 0.23 after 150 steps, eval success 0.15 vs 0.48).
+ */
+export function warmupLearningRate(base: number, step: number, total: number): number {
+  const ramp = Math.min(1, (step + 1) / Math.max(1, Math.round(0.1 * total)));
+  const cosine = 0.5 * (1 + Math.cos((Math.PI * step) / Math.max(1, total)));
+  return base * ramp * (0.1 + 0.9 * cosine);
 }
 
 const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const;
@@ -60,6 +75,7 @@ export class Trainer {
   private samplingRng: Rng;
   private updateRng: Rng;
   private lastCheckpointStep = -1;
+  private readonly monitor: CollapseMonitor;
 
   private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array) {
     this.backend = backend;
@@ -79,11 +95,13 @@ export class Trainer {
       criticOptimizer: critic ? new Adam(critic.namedVariables(), training.learningRate * algorithm.config.criticLearningRateScale) : null,
       reference,
     };
+    this.monitor = new CollapseMonitor(spec.collapse.rules);
     this.samplingRng = new Rng(training.seed, RNG_STREAM.sampling);
     this.updateRng = new Rng(training.seed, RNG_STREAM.update);
-    this.state = { step: -1, nextSeedIndex: 0, samplingRng: this.samplingRng.getState(), updateRng: this.updateRng.getState() };
+    this.state = { step: -1, nextSeedIndex: 0, samplingRng: this.samplingRng.getState(), updateRng: this.updateRng.getState(), monitor: this.monitor.getState() };
     if (resumeFrom) {
       this.state = restoreCheckpoint(resumeFrom, this.learner, this.tokenizer);
+      this.monitor.setState(this.state.monitor);
       this.samplingRng = Rng.fromState(this.state.samplingRng);
       this.updateRng = Rng.fromState(this.state.updateRng);
       this.lastCheckpointStep = this.state.step;
@@ -123,6 +141,8 @@ export class Trainer {
       if (this.isDue(step, training.evalEvery)) Object.assign(metrics, this.evaluationMetrics(step));
       await callbacks.onTrajectories?.(step, trajectoryRecords(trajectories, training.trajectoryTextSample));
       await callbacks.onStep?.(step, metrics);
+      const warnings = this.monitor.observe(step, metrics);
+      if (warnings.length > 0) await callbacks.onWarnings?.(step, warnings);
       if (this.isDue(step, training.checkpointEvery)) await this.checkpoint(callbacks);
     }
     return { status: 'completed', step: this.state.step };
@@ -132,6 +152,7 @@ export class Trainer {
   checkpointBytes(): Uint8Array {
     this.state.samplingRng = this.samplingRng.getState();
     this.state.updateRng = this.updateRng.getState();
+    this.state.monitor = this.monitor.getState();
     return saveCheckpoint(this.learner, this.tokenizer, { ...this.state });
   }
 
@@ -146,7 +167,7 @@ export class Trainer {
 
   private async checkpoint(callbacks: TrainerCallbacks): Promise<void> {
     if (this.lastCheckpointStep === this.state.step || !callbacks.onCheckpoint) return;
-    await callbacks.onCheckpoint(this.state.step, this.checkpointBytes());
+    await callbacks.onCheckpoint(this.state.step, this.checkpointBytes(), this.monitor.health(this.state.step));
     this.lastCheckpointStep = this.state.step;
   }
 
@@ -160,6 +181,7 @@ export class Trainer {
     const losses: number[] = [];
     const started = Date.now();
     for (let i = 0; i < warmup.steps; i++) {
+      optimizer.learningRate = warmupLearningRate(warmup.learningRate, i, warmup.steps);
       const rows = scriptedExamples(warmup.kind, this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
       if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
       losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM));

@@ -7,6 +7,7 @@ export const METRIC = {
   rewardMean: 'reward/mean',
   rewardStdInGroup: 'reward/std_in_group',
   rewardStdInGroupKept: 'reward/std_in_group_kept',
+  rewardStdBatch: 'reward/std_batch',
   successRate: 'success/rate',
   passAtK: 'success/pass_at_k',
   entropyMean: 'entropy/mean',
@@ -16,6 +17,8 @@ export const METRIC = {
   thinkLength: 'response/think_length',
   distinctRatio: 'diversity/distinct_ratio',
   identicalGroups: 'diversity/identical_groups',
+  distinctRatioGlobal: 'diversity/distinct_ratio_global',
+  templateShare: 'diversity/template_share',
   lossPolicy: 'loss/policy',
   lossValue: 'loss/value',
   clipFractionHigh: 'clip/fraction_high',
@@ -68,6 +71,7 @@ export function rolloutMetrics(groups: readonly Trajectory[][], keptGroups: read
     [METRIC.rewardMean]: mean(all.map((t) => t.return)),
     [METRIC.rewardStdInGroup]: mean(stds),
     [METRIC.rewardStdInGroupKept]: mean(keptGroups.map((g) => stds[g])),
+    [METRIC.rewardStdBatch]: unbiasedStd(all.map((t) => t.return)),
     [METRIC.successRate]: mean(all.map((t) => (t.success ? 1 : 0))),
     [METRIC.passAtK]: passAtK(groups.map((g) => g.map((t) => t.success))),
     [METRIC.entropyMean]: mean(entropies),
@@ -75,11 +79,34 @@ export function rolloutMetrics(groups: readonly Trajectory[][], keptGroups: read
     [METRIC.thinkLength]: mean(turns.map((turn) => thinkLength(turn.response.tokens, thinkTokenIds))),
     [METRIC.distinctRatio]: mean(distinct.map((d, i) => d / groups[i].length)),
     [METRIC.identicalGroups]: mean(distinct.map((d, i) => (d === 1 && groups[i].length > 1 ? 1 : 0))),
+    [METRIC.distinctRatioGlobal]: new Set(all.map(responseSignature)).size / Math.max(all.length, 1),
+    [METRIC.templateShare]: templateShare(groups),
     [METRIC.filterKeptRatio]: keptGroups.length / Math.max(groups.length, 1),
     [METRIC.formatValid]: mean(turns.map((turn) => (turn.penalised ? 0 : 1))),
     [METRIC.episodeTurns]: mean(all.map((t) => t.turns.length)),
     [METRIC.episodeActions]: mean(all.map((t) => t.actionCount)),
   };
+}
+
+/**
+ * The Echo Trap's signature across states: the largest share of initial states (groups) whose
+ * first response contains one and the same text. 1/groups when every state gets its own
+ * answer; 1 when a single response is given whatever the state.
+ */
+export function templateShare(groups: readonly Trajectory[][]): number {
+  const statesByText = new Map<string, Set<number>>();
+  groups.forEach((group, g) => {
+    for (const trajectory of group) {
+      const text = trajectory.turns[0]?.text;
+      if (text === undefined) continue;
+      const states = statesByText.get(text) ?? new Set<number>();
+      states.add(g);
+      statesByText.set(text, states);
+    }
+  });
+  let widest = 0;
+  for (const states of statesByText.values()) widest = Math.max(widest, states.size);
+  return widest / Math.max(groups.length, 1);
 }
 
 /** Tokens strictly between <think> and </think> (0 when there is no complete think block). */

@@ -1,5 +1,6 @@
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { ALGORITHM_IDS } from '../algorithms/presets';
+import { CollapseRuleSchema } from '../signals/collapse';
 
 const num = (minimum: number, maximum: number, fallback: number, description: string) =>
   Type.Optional(Type.Number({ minimum, maximum, default: fallback, description }));
@@ -77,7 +78,17 @@ export const CollapseSchema = Type.Object(
         description: 'what a collapse warning does to the job',
       }),
     ),
-    rules: Type.Optional(Type.Array(Type.Object({}, { additionalProperties: true }), { maxItems: 32, default: [] })),
+    rules: Type.Optional(Type.Array(CollapseRuleSchema, { maxItems: 32, default: [], description: 'overrides of the default detectors' })),
+    rollback: section(
+      Type.Object(
+        {
+          learningRateScale: num(0.01, 1, 0.5, 'rollback multiplies training.learningRate by this'),
+          filterKeepFraction: Type.Optional(Type.Number({ minimum: 0.01, maximum: 1, description: 'rollback sets algorithm.config.filterKeepFraction (a stronger StarPO-S filter when smaller)' })),
+          maxRollbacks: int(0, 10, 3, 'rollbacks before the job is stopped instead'),
+        },
+        strict,
+      ),
+    ),
   },
   strict,
 );
@@ -112,6 +123,9 @@ export const JobSpecSchema = Type.Object(
     training: section(TrainingSchema),
     collapse: section(CollapseSchema),
     priority: int(-100, 100, 0, 'order among the owner’s own queued jobs (higher first)'),
+    device: Type.Optional(
+      Type.Union([Type.Literal('any'), Type.Literal('gpu'), Type.Literal('cpu')], { default: 'any', description: 'which workers may run the job' }),
+    ),
     labels: Type.Optional(
       Type.Record(Type.String({ pattern: '^[A-Za-z0-9_.-]{1,64}$' }), Type.String({ maxLength: 256 }), {
         maxProperties: 32,
@@ -127,4 +141,6 @@ export type ModelConfig = Required<Static<typeof ModelConfigSchema>>;
 export type RolloutConfig = Required<Static<typeof RolloutSchema>>;
 export type WarmupConfig = Required<Static<typeof WarmupSchema>>;
 export type TrainingConfig = Required<Omit<Static<typeof TrainingSchema>, 'warmup'>> & { warmup: WarmupConfig };
-export type CollapseConfig = Required<Static<typeof CollapseSchema>>;
+export type CollapseConfig = Required<Omit<Static<typeof CollapseSchema>, 'rollback'>> & {
+  rollback: { learningRateScale: number; filterKeepFraction?: number; maxRollbacks: number };
+};

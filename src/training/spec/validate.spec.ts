@@ -20,7 +20,7 @@ describe('parseJobSpec', () => {
     expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 32, think: true });
     expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, evalEvery: 10, evalEpisodes: 128, checkpointEvery: 20 });
     expect(spec.training.warmup.kind).toBe('demonstrations');
-    expect(spec.collapse).toEqual({ action: 'warn', rules: [] });
+    expect(spec.collapse).toEqual({ action: 'warn', rules: [], rollback: { learningRateScale: 0.5, maxRollbacks: 3 } });
   });
 
   it('applies the StarPO-S preset and lets algorithm.config override any value', () => {

@@ -24,6 +24,7 @@ export interface JobSpec {
   training: TrainingConfig & { warmup: { kind: WarmupKind } };
   collapse: CollapseConfig;
   priority: number;
+  device: 'any' | 'gpu' | 'cpu';
   labels: Record<string, string>;
 }
 
@@ -70,6 +71,7 @@ export function parseJobSpec(raw: unknown): JobSpec {
     training: input.training as JobSpec['training'],
     collapse: input.collapse as CollapseConfig,
     priority: input.priority!,
+    device: input.device as JobSpec['device'],
     labels: input.labels as Record<string, string>,
   };
   const hasExpert = Boolean(envDefinition!.expert);

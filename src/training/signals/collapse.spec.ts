@@ -1,0 +1,86 @@
+import { CollapseMonitor, backtest, collapseStep } from './collapse';
+import type { Metrics } from './step-metrics';
+
+/** A series whose every metric is given per step by a function. */
+function series(steps: number, at: (step: number) => Metrics): { step: number; metrics: Metrics }[] {
+  return Array.from({ length: steps }, (_, i) => ({ step: i + 1, metrics: at(i + 1) }));
+}
+
+const steady: Metrics = {
+  'success/rate': 0.5,
+  'reward/std_in_group': 0.4,
+  'entropy/mean': 1,
+  'grad_norm/actor': 0.5,
+  'diversity/template_share': 0.2,
+  'diversity/distinct_ratio': 0.8,
+};
+
+describe('CollapseMonitor', () => {
+  it('stays quiet on a steady run', () => {
+    expect(backtest(series(80, () => steady))).toEqual([]);
+  });
+
+  it('warns once when in-group reward std falls below 0.3× its peak before success converges, and re-arms after recovery', () => {
+    // std 0.4 for 20 steps, then 0. EMA with window 10 (α = 2/11) decays as 0.4·(9/11)^k, and
+    // falls below 0.3 × 0.4 = 0.12 once (9/11)^k < 0.3: k = 6 ((9/11)^6 = 0.29999), i.e. step 26.
+    const run = series(60, (s) => ({ ...steady, 'reward/std_in_group': s <= 20 || s > 45 ? 0.4 : 0 }));
+    const warnings = backtest(run).filter((w) => w.detector === 'reward_std_drop');
+    expect(warnings.map((w) => w.step)).toEqual([26]);
+    expect(warnings[0].value).toBeCloseTo(0.4 * (9 / 11) ** 6, 4);
+    expect(warnings[0].threshold).toBeCloseTo(0.3 * 0.4, 4);
+    expect(warnings[0].severity).toBe('warning');
+    expect(warnings[0].message).toMatch(/In-group reward std fell/);
+    const again = series(80, (s) => ({ ...steady, 'reward/std_in_group': s <= 20 || (s > 45 && s <= 60) ? 0.4 : 0 }));
+    expect(backtest(again).filter((w) => w.detector === 'reward_std_drop').map((w) => w.step)).toEqual([26, 66]);
+  });
+
+  it('does not call low variance and entropy a collapse once success has converged', () => {
+    const converged = series(60, (s) => ({ ...steady, 'success/rate': 1, 'reward/std_in_group': s < 20 ? 0.4 : 0, 'entropy/mean': s < 20 ? 1 : 0.01 }));
+    expect(backtest(converged).filter((w) => ['reward_std_drop', 'entropy_collapse'].includes(w.detector))).toEqual([]);
+  });
+
+  it('flags entropy below 0.15× its post-warm-up level', () => {
+    // Reference = mean of steps 1–5 = 1; EMA after the drop to 0: (9/11)^k < 0.15 → k = 10.
+    const run = series(50, (s) => ({ ...steady, 'entropy/mean': s <= 20 ? 1 : 0 }));
+    expect(backtest(run).filter((w) => w.detector === 'entropy_collapse').map((w) => w.step)).toEqual([30]);
+  });
+
+  it('raises a critical warning when the gradient norm exceeds 10× its rolling median', () => {
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 5.01 : 0.5 }));
+    const [spike] = backtest(run).filter((w) => w.detector === 'grad_norm_spike');
+    expect(spike).toMatchObject({ step: 30, severity: 'critical', value: 5.01, threshold: 10 * 0.5 });
+    // exactly at the threshold is not a spike
+    expect(backtest(series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 5 : 0.5 }))).filter((w) => w.detector === 'grad_norm_spike')).toEqual([]);
+  });
+
+  it('flags one response for most states with uniform groups, and the lagging success drop', () => {
+    const template = series(40, (s) => ({ ...steady, 'diversity/template_share': s > 20 ? 1 : 0.2, 'diversity/distinct_ratio': s > 20 ? 0.1 : 0.8 }));
+    // template EMA passes 0.9 when 1 − 0.8·(9/11)^k > 0.9 → k = 11 → step 31.
+    expect(backtest(template).filter((w) => w.detector === 'template_collapse').map((w) => w.step)).toEqual([31]);
+    const falling = series(60, (s) => ({ ...steady, 'success/rate': s <= 30 ? 0.8 : 0.2 }));
+    // success EMA 0.8 → 0.2 + 0.6·(9/11)^k < 0.7·0.8 = 0.56 → k = 3 → step 33.
+    const [drop] = backtest(falling).filter((w) => w.detector === 'success_drop');
+    expect(drop.step).toBe(33);
+    expect(collapseStep(falling)).toBe(30 + 6); // below 0.4: 0.2 + 0.6·(9/11)^k < 0.4 → (9/11)^k < 1/3 → k = 6
+  });
+
+  it('applies per-job rules: disable, threshold, severity, warm-up', () => {
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 5.01 : 0.5 }));
+    expect(backtest(run, [{ detector: 'grad_norm_spike', enabled: false }])).toEqual([]);
+    expect(backtest(run, [{ detector: 'grad_norm_spike', threshold: 20 }])).toEqual([]);
+    expect(backtest(run, [{ detector: 'grad_norm_spike', severity: 'warning' }])[0].severity).toBe('warning');
+    expect(backtest(run, [{ detector: 'grad_norm_spike', warmupSteps: 35 }])).toEqual([]);
+  });
+
+  it('tags checkpoints from the signals and resumes with identical state', () => {
+    const monitor = new CollapseMonitor();
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 5.01 : 0.5 }));
+    run.slice(0, 20).forEach((row) => monitor.observe(row.step, row.metrics));
+    expect(monitor.health(20)).toBe('healthy');
+    const copy = new CollapseMonitor();
+    copy.setState(monitor.getState());
+    const rest = (m: CollapseMonitor) => run.slice(20).flatMap((row) => m.observe(row.step, row.metrics));
+    expect(rest(copy)).toEqual(rest(monitor));
+    expect(monitor.health(40)).toBe('unhealthy');
+  });
+});

@@ -1,0 +1,222 @@
+import { Static, Type } from '@sinclair/typebox';
+import type { Metrics } from './step-metrics';
+
+export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'template_collapse', 'success_drop'] as const;
+export type DetectorId = (typeof DETECTORS)[number];
+export type Severity = 'info' | 'warning' | 'critical';
+export type CheckpointHealth = 'healthy' | 'suspect' | 'unhealthy';
+
+/** A per-job override of one detector (`collapse.rules` in the job spec). */
+export const CollapseRuleSchema = Type.Object(
+  {
+    detector: Type.Union(DETECTORS.map((d) => Type.Literal(d)), { description: 'which detector this rule changes' }),
+    enabled: Type.Optional(Type.Boolean()),
+    threshold: Type.Optional(Type.Number({ minimum: 0, maximum: 1000, description: 'the detector’s threshold (see GET /v1/algorithms for the defaults)' })),
+    severity: Type.Optional(Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')])),
+    window: Type.Optional(Type.Integer({ minimum: 2, maximum: 200, description: 'smoothing / rolling window in steps' })),
+    warmupSteps: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'steps before the detector may fire' })),
+  },
+  { additionalProperties: false },
+);
+export type CollapseRule = Static<typeof CollapseRuleSchema>;
+
+export interface DetectorConfig {
+  enabled: boolean;
+  threshold: number;
+  severity: Severity;
+  window: number;
+  warmupSteps: number;
+}
+
+/**
+ * Defaults, calibrated on bench/collapse (see its output for lead times and false alarms):
+ * - reward_std_drop: smoothed in-group reward std below `threshold` × its running peak while
+ *   success has not converged — RAGEN's early sign: outcomes stop differing within a group.
+ * - entropy_collapse: smoothed token entropy below `threshold` × its level after the warm-up
+ *   while success has not converged.
+ * - entropy_erratic: rolling coefficient of variation of entropy above `threshold`.
+ * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its rolling median
+ *   (critical: RAGEN found collapse usually irreversible after one).
+ * - template_collapse: one response given for more than `threshold` of the initial states,
+ *   with little diversity inside groups, while success has not converged.
+ * - success_drop: smoothed success below `threshold` × its running peak (the lagging signal).
+ */
+export const DEFAULT_DETECTORS: Record<DetectorId, DetectorConfig> = {
+  reward_std_drop: { enabled: true, threshold: 0.3, severity: 'warning', window: 10, warmupSteps: 10 },
+  entropy_collapse: { enabled: true, threshold: 0.15, severity: 'warning', window: 10, warmupSteps: 10 },
+  entropy_erratic: { enabled: true, threshold: 0.5, severity: 'info', window: 10, warmupSteps: 10 },
+  grad_norm_spike: { enabled: true, threshold: 10, severity: 'critical', window: 20, warmupSteps: 10 },
+  template_collapse: { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 },
+  success_drop: { enabled: true, threshold: 0.7, severity: 'warning', window: 10, warmupSteps: 10 },
+};
+
+/** Success above this (smoothed) counts as converged: low variance and entropy are then expected. */
+const CONVERGED_SUCCESS = 0.85;
+/** A peak of success or std below this is noise, not something to fall from. */
+const MEANINGFUL_PEAK = 0.1;
+
+export interface CollapseWarning {
+  step: number;
+  detector: DetectorId;
+  /** The metric the detector watched (canonical name). */
+  signal: string;
+  value: number;
+  threshold: number;
+  severity: Severity;
+  message: string;
+}
+
+/** Everything the monitor remembers, so a resumed run warns exactly as an uninterrupted one. */
+export interface MonitorState {
+  ema: Record<string, number>;
+  peak: Record<string, number>;
+  entropyReference: number[];
+  history: Record<string, number[]>;
+  active: Partial<Record<DetectorId, boolean>>;
+  lastSevere: { step: number; severity: Severity } | null;
+}
+
+const ema = (previous: number | undefined, value: number, window: number) => (previous === undefined ? value : previous + (2 / (window + 1)) * (value - previous));
+
+/**
+ * Watches the step metrics of one run and turns them into collapse warnings (DESIGN.md §6).
+ * Each detector warns once when its condition starts to hold and re-arms when it clears.
+ */
+export class CollapseMonitor {
+  readonly detectors: Record<DetectorId, DetectorConfig>;
+  private state: MonitorState = { ema: {}, peak: {}, entropyReference: [], history: {}, active: {}, lastSevere: null };
+
+  constructor(rules: readonly CollapseRule[] = []) {
+    this.detectors = structuredClone(DEFAULT_DETECTORS);
+    for (const rule of rules) {
+      const { detector, ...override } = rule;
+      Object.assign(this.detectors[detector], Object.fromEntries(Object.entries(override).filter(([, v]) => v !== undefined)));
+    }
+  }
+
+  getState(): MonitorState {
+    return structuredClone(this.state);
+  }
+
+  setState(state: MonitorState): void {
+    this.state = structuredClone(state);
+  }
+
+  /** Tag for a checkpoint taken now: unhealthy after a critical warning, suspect while any warning holds. */
+  health(step: number): CheckpointHealth {
+    const severe = this.state.lastSevere;
+    if (severe?.severity === 'critical') return 'unhealthy';
+    const anyActive = Object.entries(this.state.active).some(([id, on]) => on && this.detectors[id as DetectorId].severity !== 'info');
+    if (anyActive || (severe && step - severe.step <= this.detectors.success_drop.window)) return 'suspect';
+    return 'healthy';
+  }
+
+  observe(step: number, metrics: Metrics): CollapseWarning[] {
+    if (step <= 0) return [];
+    const s = this.state;
+    const d = this.detectors;
+    const warnings: CollapseWarning[] = [];
+    const smooth = (name: string, window: number) => {
+      const value = metrics[name];
+      if (value === undefined || !Number.isFinite(value)) return s.ema[name];
+      s.ema[name] = ema(s.ema[name], value, window);
+      s.peak[name] = Math.max(s.peak[name] ?? -Infinity, s.ema[name]);
+      return s.ema[name];
+    };
+    const remember = (name: string, window: number) => {
+      const value = metrics[name];
+      if (value === undefined || !Number.isFinite(value)) return;
+      const list = (s.history[name] ??= []);
+      list.push(value);
+      if (list.length > window) list.shift();
+    };
+    const success = smooth('success/rate', d.success_drop.window) ?? 0;
+    const converged = success >= CONVERGED_SUCCESS;
+    const std = smooth('reward/std_in_group', d.reward_std_drop.window);
+    const entropy = smooth('entropy/mean', d.entropy_collapse.window);
+    const template = smooth('diversity/template_share', d.template_collapse.window);
+    const distinct = smooth('diversity/distinct_ratio', d.template_collapse.window);
+    if (s.entropyReference.length < 5 && metrics['entropy/mean'] !== undefined) s.entropyReference.push(metrics['entropy/mean']);
+    remember('entropy/mean', d.entropy_erratic.window);
+    const gradHistory = s.history['grad_norm/actor'] ?? [];
+    const gradMedian = gradHistory.length >= 5 ? median(gradHistory) : undefined;
+
+    const check = (id: DetectorId, holds: boolean, signal: string, value: number, threshold: number, message: string) => {
+      const config = d[id];
+      if (!config.enabled || step < config.warmupSteps) return;
+      if (holds && !s.active[id]) {
+        warnings.push({ step, detector: id, signal, value: round(value), threshold: round(threshold), severity: config.severity, message });
+        if (config.severity !== 'info' && (s.lastSevere?.severity !== 'critical' || config.severity === 'critical')) s.lastSevere = { step, severity: config.severity };
+      }
+      s.active[id] = holds;
+    };
+
+    if (std !== undefined) {
+      const peak = s.peak['reward/std_in_group'];
+      const limit = d.reward_std_drop.threshold * peak;
+      check('reward_std_drop', peak >= MEANINGFUL_PEAK && std < limit && !converged, 'reward/std_in_group', std, limit,
+        `In-group reward std fell to ${fmt(std)}, below ${fmt(d.reward_std_drop.threshold)}× its peak ${fmt(peak)}, while success (${fmt(success)}) has not converged: samples of the same state have stopped differing — RAGEN's early sign of the Echo Trap, typically tens of steps before reward falls.`);
+    }
+    if (entropy !== undefined && s.entropyReference.length >= 5) {
+      const reference = s.entropyReference.reduce((a, b) => a + b, 0) / s.entropyReference.length;
+      const limit = d.entropy_collapse.threshold * reference;
+      check('entropy_collapse', entropy < limit && !converged, 'entropy/mean', entropy, limit,
+        `Token entropy fell to ${fmt(entropy)}, below ${fmt(d.entropy_collapse.threshold)}× its post-warm-up level ${fmt(reference)}, while success (${fmt(success)}) has not converged: the policy stopped exploring before it solved the task.`);
+    }
+    const recent = s.history['entropy/mean'] ?? [];
+    if (recent.length >= d.entropy_erratic.window) {
+      const m = recent.reduce((a, b) => a + b, 0) / recent.length;
+      const cv = Math.sqrt(recent.reduce((a, b) => a + (b - m) ** 2, 0) / (recent.length - 1)) / Math.max(m, 1e-8);
+      check('entropy_erratic', cv > d.entropy_erratic.threshold, 'entropy/mean', cv, d.entropy_erratic.threshold,
+        `Token entropy is erratic: its coefficient of variation over the last ${recent.length} steps is ${fmt(cv)} (threshold ${fmt(d.entropy_erratic.threshold)}).`);
+    }
+    const grad = metrics['grad_norm/actor'];
+    if (grad !== undefined && gradMedian !== undefined) {
+      const limit = d.grad_norm_spike.threshold * gradMedian;
+      check('grad_norm_spike', grad > limit, 'grad_norm/actor', grad, limit,
+        `Actor gradient norm spiked to ${fmt(grad)}, ${fmt(grad / gradMedian)}× its rolling median ${fmt(gradMedian)}. In RAGEN's runs a spike like this marked the point after which collapse was irreversible: consider rolling back to the last healthy checkpoint with a lower learning rate.`);
+    }
+    if (grad !== undefined && Number.isFinite(grad)) remember('grad_norm/actor', d.grad_norm_spike.window);
+    if (template !== undefined && distinct !== undefined) {
+      check('template_collapse', template > d.template_collapse.threshold && distinct < 0.25 && !converged, 'diversity/template_share', template, d.template_collapse.threshold,
+        `One response is given for ${fmt(100 * template)}% of the initial states and groups hardly vary (distinct ratio ${fmt(distinct)}), while success (${fmt(success)}) has not converged: the agent answers with a template whatever the state.`);
+    }
+    const successPeak = s.peak['success/rate'] ?? 0;
+    const successLimit = d.success_drop.threshold * successPeak;
+    check('success_drop', successPeak >= MEANINGFUL_PEAK && success < successLimit, 'success/rate', success, successLimit,
+      `Success fell to ${fmt(success)}, below ${fmt(d.success_drop.threshold)}× its peak ${fmt(successPeak)}: the run is collapsing.`);
+    return warnings;
+  }
+}
+
+/** Replays stored step metrics through a monitor: what these rules would have said (backtests). */
+export function backtest(series: readonly { step: number; metrics: Metrics }[], rules: readonly CollapseRule[] = []): CollapseWarning[] {
+  const monitor = new CollapseMonitor(rules);
+  return [...series].sort((a, b) => a.step - b.step).flatMap((row) => monitor.observe(row.step, row.metrics));
+}
+
+/**
+ * The collapse step of a run for evaluating detectors (DESIGN.md §6): the first step at which
+ * smoothed success falls below half of its running peak, after the peak has risen above `minPeak`.
+ */
+export function collapseStep(series: readonly { step: number; metrics: Metrics }[], window = 10, minPeak = 0.2): number | null {
+  let smoothed: number | undefined;
+  let peak = 0;
+  for (const row of [...series].sort((a, b) => a.step - b.step)) {
+    const value = row.metrics['success/rate'];
+    if (value === undefined || row.step <= 0) continue;
+    smoothed = ema(smoothed, value, window);
+    peak = Math.max(peak, smoothed);
+    if (peak >= minPeak && smoothed < 0.5 * peak) return row.step;
+  }
+  return null;
+}
+
+function median(xs: readonly number[]): number {
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+const round = (x: number) => Math.round(x * 1e4) / 1e4;
+const fmt = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toPrecision(3));
