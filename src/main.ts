@@ -10,6 +10,7 @@ import { configureHttp } from './api/http';
 import { APP_CONFIG, AppConfig, ConfigError, loadConfig } from './config/config';
 import { AuthService } from './services/auth.service';
 import { DispatchService } from './services/dispatch.service';
+import { WebhookService } from './services/webhook.service';
 
 async function bootstrap(): Promise<void> {
   loadConfig(); // fail fast, with every bad variable named, before anything connects
@@ -19,6 +20,7 @@ async function bootstrap(): Promise<void> {
   app.enableShutdownHooks();
   if (config.adminKey) await app.get(AuthService).bootstrapAdminKey(config.adminKey);
   app.get(DispatchService).start();
+  app.get(WebhookService).start();
   await app.listen(config.port);
   new Logger('Main').log(`StarLab API listening on http://localhost:${config.port} (docs at /docs)`);
 }

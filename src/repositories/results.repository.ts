@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client';
 import type { TrajectoryRecord } from '../training/records';
+import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import { PrismaService } from './prisma.service';
 
 export interface TrajectoryFilter {
@@ -49,22 +50,65 @@ export class ResultsRepository {
     ]);
   }
 
-  /** Stores a checkpoint and keeps only the newest `keep` of the job's checkpoints. */
-  async saveCheckpoint(jobId: string, step: number, bytes: Uint8Array, keep: number) {
+  /**
+   * Stores a checkpoint with its health tag and prunes: the newest `keep` checkpoints stay, and
+   * so does the newest healthy one (what a rollback returns to).
+   */
+  async saveCheckpoint(jobId: string, step: number, bytes: Uint8Array, keep: number, health: CheckpointHealth) {
     const data = new Uint8Array(bytes);
-    const checkpoint = await this.prisma.$transaction(async (tx) => {
+    return this.prisma.$transaction(async (tx) => {
       const saved = await tx.checkpoint.upsert({
         where: { jobId_step: { jobId, step } },
-        create: { jobId, step, bytes: data, sizeBytes: data.length },
-        update: { bytes: data, sizeBytes: data.length },
+        create: { jobId, step, bytes: data, sizeBytes: data.length, health },
+        update: { bytes: data, sizeBytes: data.length, health },
         select: { id: true, step: true, sizeBytes: true },
       });
-      const stale = await tx.checkpoint.findMany({ where: { jobId }, orderBy: { step: 'desc' }, skip: keep, select: { id: true } });
+      const all = await tx.checkpoint.findMany({ where: { jobId }, orderBy: { step: 'desc' }, select: { id: true, health: true } });
+      const newestHealthy = all.find((c) => c.health === 'healthy')?.id;
+      const stale = all.slice(keep).filter((c) => c.id !== newestHealthy);
       if (stale.length > 0) await tx.checkpoint.deleteMany({ where: { id: { in: stale.map((c) => c.id) } } });
-      await tx.jobEvent.create({ data: { jobId, type: 'checkpoint', message: `checkpoint at step ${step}`, data: { step, checkpointId: saved.id, sizeBytes: data.length } } });
+      await tx.jobEvent.create({ data: { jobId, type: 'checkpoint', message: `checkpoint at step ${step} (${health})`, data: { step, checkpointId: saved.id, sizeBytes: data.length, health } } });
       return saved;
     });
-    return checkpoint;
+  }
+
+  /** Warnings with their events, atomically; a retried write adds nothing (unique per step and detector). */
+  saveWarnings(jobId: string, warnings: CollapseWarning[]) {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.collapseWarning.createMany({
+        data: warnings.map((w) => ({ jobId, step: w.step, detector: w.detector, signal: w.signal, value: w.value, threshold: w.threshold, severity: w.severity, message: w.message })),
+        skipDuplicates: true,
+      });
+      if (count > 0) {
+        await tx.jobEvent.createMany({
+          data: warnings.map((w) => ({ jobId, type: 'warning', message: w.message, data: { ...w } as Prisma.InputJsonObject })),
+        });
+      }
+      return count;
+    });
+  }
+
+  warnings(jobId: string, minSeverity?: 'info' | 'warning' | 'critical') {
+    const severities = { info: ['info', 'warning', 'critical'], warning: ['warning', 'critical'], critical: ['critical'] } as const;
+    return this.prisma.collapseWarning.findMany({
+      where: { jobId, ...(minSeverity ? { severity: { in: [...severities[minSeverity]] } } : {}) },
+      orderBy: [{ step: 'asc' }, { createdAt: 'asc' }],
+    });
+  }
+
+  /** Warnings by detector and severity over all jobs (Prometheus). */
+  warningCounts() {
+    return this.prisma.collapseWarning.groupBy({ by: ['detector', 'severity'], _count: { _all: true } });
+  }
+
+  /** The newest checkpoint tagged healthy at or before `step` (rollback target). */
+  latestHealthyCheckpoint(jobId: string, atOrBefore: number) {
+    return this.prisma.checkpoint.findFirst({ where: { jobId, health: 'healthy', step: { lte: atOrBefore } }, orderBy: { step: 'desc' } });
+  }
+
+  /** Forgets checkpoints after `step` (a rollback returns to it). */
+  discardCheckpointsAfter(jobId: string, step: number) {
+    return this.prisma.checkpoint.deleteMany({ where: { jobId, step: { gt: step } } });
   }
 
   latestCheckpoint(jobId: string) {
@@ -76,6 +120,7 @@ export class ResultsRepository {
     return this.prisma.$transaction([
       this.prisma.stepMetric.deleteMany({ where: { jobId, step: { gt: step } } }),
       this.prisma.trajectory.deleteMany({ where: { jobId, step: { gt: step } } }),
+      this.prisma.collapseWarning.deleteMany({ where: { jobId, step: { gt: step } } }),
     ]);
   }
 

@@ -2,6 +2,9 @@ import { Injectable } from '@nestjs/common';
 import type { CheckpointView, EventsQuery, JobEventView, MetricsQuery, TrajectoriesQuery } from '../api/jobs.dto';
 import { JobRepository } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
+import type { BacktestBody, WarningsQuery } from '../api/warnings.dto';
+import { backtest, collapseStep } from '../training/signals/collapse';
+import type { Metrics } from '../training/signals/step-metrics';
 import { canRead } from './access';
 import type { Principal } from './auth.service';
 import { NotFound, ValidationFailed } from './errors';
@@ -63,6 +66,19 @@ export class ResultsService {
       }
       await new Promise((resolve) => setTimeout(resolve, pollMs));
     }
+  }
+
+  async warnings(principal: Principal, jobId: string, query: WarningsQuery) {
+    await this.jobService.readable(principal, jobId);
+    const rows = await this.results.warnings(jobId, query.minSeverity);
+    return { data: rows.map(({ step, detector, signal, value, threshold, severity, message }) => ({ step, detector, signal, value, threshold, severity, message })) };
+  }
+
+  /** What the given rules would have said on this job's stored metrics (no retraining). */
+  async backtest(principal: Principal, jobId: string, body: BacktestBody) {
+    await this.jobService.readable(principal, jobId);
+    const series = (await this.results.metrics(jobId, undefined, undefined)).map((row) => ({ step: row.step, metrics: row.metrics as Metrics }));
+    return { data: backtest(series, body.rules), steps: series.length, collapseStep: collapseStep(series) };
   }
 
   async trajectories(principal: Principal, jobId: string, query: TrajectoriesQuery) {

@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { ResultsRepository } from '../repositories/results.repository';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** Prometheus metrics of this process (GET /metrics). */
@@ -20,7 +21,19 @@ export class TelemetryService {
   });
   readonly jobsSubmitted = new Counter({ name: 'starlab_jobs_submitted_total', help: 'jobs accepted', registers: [this.registry] });
 
-  constructor() {
+  constructor(results: ResultsRepository) {
     collectDefaultMetrics({ register: this.registry, prefix: 'starlab_' });
+    // Warnings are rows in Postgres (written by workers anywhere); the counter is read from them
+    // at scrape time, so every API replica reports the same monotonic totals.
+    new Counter({
+      name: 'starlab_collapse_warnings_total',
+      help: 'collapse warnings fired, by detector and severity',
+      labelNames: ['detector', 'severity'] as const,
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const row of await results.warningCounts()) this.inc({ detector: row.detector, severity: row.severity }, row._count._all);
+      },
+    });
   }
 }

@@ -32,7 +32,8 @@ async function train(message: Extract<ParentMessage, { type: 'start' }>): Promis
       await send({ type: 'step', step, metrics, trajectories });
       trajectories = [];
     },
-    onCheckpoint: (step, bytes) => send({ type: 'checkpoint', step, bytes }),
+    onWarnings: (step, warnings) => send({ type: 'warnings', step, warnings }),
+    onCheckpoint: (step, bytes, health) => send({ type: 'checkpoint', step, bytes, health }),
     shouldStop: () => stopRequested,
   });
   await send({ type: 'finished', status: result.status, step: result.step });

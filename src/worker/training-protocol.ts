@@ -1,5 +1,6 @@
 import type { BackendChoice } from '../training/backend';
 import type { TrajectoryRecord } from '../training/records';
+import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
 import type { JobSpec } from '../training/spec/validate';
 
@@ -20,7 +21,8 @@ export type ParentMessage =
 export type ChildReport =
   | { type: 'started'; backend: string; fromStep: number; parameters: number }
   | { type: 'step'; step: number; metrics: Metrics; trajectories: TrajectoryRecord[] }
-  | { type: 'checkpoint'; step: number; bytes: Uint8Array }
+  | { type: 'warnings'; step: number; warnings: CollapseWarning[] }
+  | { type: 'checkpoint'; step: number; bytes: Uint8Array; health: CheckpointHealth }
   | { type: 'log'; message: string }
   | { type: 'finished'; status: 'completed' | 'stopped'; step: number }
   | { type: 'failed'; error: string };

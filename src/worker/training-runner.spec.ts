@@ -26,9 +26,11 @@ class RecordingSink implements TrainingSink {
     this.trajectoriesPerStep.push(trajectories.length);
     this.onStep(step);
   }
-  async checkpoint(step: number) {
+  async checkpoint(step: number, _bytes: Uint8Array, health: string) {
+    expect(['healthy', 'suspect', 'unhealthy']).toContain(health);
     this.checkpoints.push(step);
   }
+  async warnings() {}
   async log() {}
 }
 

@@ -2,6 +2,7 @@ import { ChildProcess, fork } from 'node:child_process';
 import { extname, join } from 'node:path';
 import type { BackendChoice } from '../training/backend';
 import type { TrajectoryRecord } from '../training/records';
+import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
 import type { JobSpec } from '../training/spec/validate';
 import type { ChildMessage, ParentMessage } from './training-protocol';
@@ -10,7 +11,8 @@ import type { ChildMessage, ParentMessage } from './training-protocol';
 export interface TrainingSink {
   started(info: { backend: string; fromStep: number; parameters: number }): Promise<void>;
   step(step: number, metrics: Metrics, trajectories: TrajectoryRecord[]): Promise<void>;
-  checkpoint(step: number, bytes: Uint8Array): Promise<void>;
+  warnings(step: number, warnings: CollapseWarning[]): Promise<void>;
+  checkpoint(step: number, bytes: Uint8Array, health: CheckpointHealth): Promise<void>;
   log(message: string): Promise<void>;
 }
 
@@ -70,8 +72,11 @@ export class TrainingProcess {
       case 'step':
         await this.sink.step(message.step, message.metrics, message.trajectories);
         break;
+      case 'warnings':
+        await this.sink.warnings(message.step, message.warnings);
+        break;
       case 'checkpoint':
-        await this.sink.checkpoint(message.step, message.bytes);
+        await this.sink.checkpoint(message.step, message.bytes, message.health);
         break;
       case 'log':
         await this.sink.log(message.message);

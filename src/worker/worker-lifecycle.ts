@@ -30,9 +30,9 @@ export class WorkerLifecycle {
     this.backend = await initBackend(this.config.worker.backend, (m) => this.logger.log(m));
     await this.announce();
     this.heartbeat = setInterval(() => void this.announce(), this.config.worker.heartbeatMs);
-    this.consumer = this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots);
+    this.consumer = this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots, this.config.worker.device);
     void this.consumer.run();
-    this.logger.log(`worker ${this.config.worker.name} consuming with ${this.config.worker.slots} slot(s) on ${this.backend}`);
+    this.logger.log(`worker ${this.config.worker.name} consuming ${this.config.worker.device} jobs with ${this.config.worker.slots} slot(s) on ${this.backend}`);
   }
 
   async stop(): Promise<void> {

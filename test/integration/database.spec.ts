@@ -140,7 +140,7 @@ describe('database (real Postgres)', () => {
         data: { jobId, step: 1, group: 0, sample: 0, envSeed: 7n, return: 1, success: true, turns: 1, actions: 1, formatErrors: 0, tokens: 8, meanEntropy: 0.5 },
       }),
       prisma.collapseWarning.create({
-        data: { jobId, step: 1, signal: 'inGroupRewardStd', value: 0.01, threshold: 0.05, severity: 'warning', message: 'reward std fell' },
+        data: { jobId, step: 1, detector: 'reward_std_drop', signal: 'reward/std_in_group', value: 0.01, threshold: 0.05, severity: 'warning', message: 'reward std fell' },
       }),
       prisma.evaluation.create({
         data: { jobId, checkpointId: checkpoint.id, status: 'queued', environment: { name: 'frozenlake' }, episodes: 16 },

@@ -1,0 +1,119 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
+import { DueDelivery, WebhookRepository } from '../repositories/webhook.repository';
+import type { Principal } from './auth.service';
+import { NotFound } from './errors';
+import { isUuid } from './job.service';
+import { newWebhookSecret, signWebhook } from './webhook-signature';
+
+export const WEBHOOK_EVENTS = ['collapse.warning', 'job.succeeded', 'job.failed', 'job.cancelled', 'job.paused', 'webhook.test'] as const;
+/** Attempts before a delivery is given up; delay before attempt n+1 = base × factor[n]. */
+const RETRY_FACTORS = [1, 6, 24, 120, 360, 720];
+const MAX_ATTEMPTS = RETRY_FACTORS.length + 1;
+
+/** Webhook registration and delivery: signed (Standard Webhooks), retried with backoff. */
+@Injectable()
+export class WebhookService implements OnModuleDestroy {
+  private readonly logger = new Logger(WebhookService.name);
+  private timer: NodeJS.Timeout | null = null;
+  private busy = false;
+
+  constructor(
+    private readonly webhooks: WebhookRepository,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+  ) {}
+
+  async create(principal: Principal, body: { url: string; events?: string[] }) {
+    const secret = newWebhookSecret();
+    const hook = await this.webhooks.create(principal.userId, body.url, body.events ?? ['collapse.warning'], secret);
+    return { ...this.view(hook), secret };
+  }
+
+  async list(principal: Principal) {
+    return { data: (await this.webhooks.list(principal.userId)).map((hook) => this.view(hook)) };
+  }
+
+  async remove(principal: Principal, id: string): Promise<void> {
+    await this.owned(principal, id);
+    await this.webhooks.remove(id);
+  }
+
+  /** Sends a `webhook.test` event now and reports what the endpoint answered. */
+  async test(principal: Principal, id: string) {
+    await this.owned(principal, id);
+    const delivery = await this.webhooks.enqueueFor(id, 'webhook.test', { type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhookId: id } });
+    const [claimed] = (await this.webhooks.claimDue(100, 60_000)).filter((d) => d.id === delivery.id);
+    if (!claimed) return { deliveryId: delivery.id, status: 'pending' };
+    const outcome = await this.deliver(claimed);
+    return { deliveryId: delivery.id, status: outcome.status, responseStatus: outcome.responseStatus ?? null, error: outcome.lastError ?? null };
+  }
+
+  async deliveries(principal: Principal, id: string) {
+    await this.owned(principal, id);
+    const rows = await this.webhooks.deliveries(id, 50);
+    return { data: rows.map((d) => ({ id: d.id, eventType: d.eventType, status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null, lastError: d.lastError, createdAt: d.createdAt.toISOString() })) };
+  }
+
+  start(): void {
+    this.timer ??= setInterval(() => void this.pass(), this.config.webhooks.pollMs);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+  }
+
+  private async pass(): Promise<void> {
+    if (this.busy) return;
+    this.busy = true;
+    try {
+      for (const delivery of await this.webhooks.claimDue(20, this.config.webhooks.timeoutMs * 3)) await this.deliver(delivery);
+    } catch (error) {
+      this.logger.warn(`webhook pass failed: ${(error as Error).message}`);
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** One attempt: sign, POST, record delivered / retry later / failed. */
+  private async deliver(delivery: DueDelivery): Promise<{ status: string; responseStatus?: number; lastError?: string }> {
+    const body = JSON.stringify(delivery.payload);
+    const timestamp = Math.floor(Date.now() / 1000);
+    const attempts = delivery.attempts + 1;
+    let responseStatus: number | undefined;
+    let lastError: string | undefined;
+    try {
+      const response = await fetch(delivery.webhook.url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          'user-agent': 'StarLab-Webhooks/1',
+          'webhook-id': delivery.id,
+          'webhook-timestamp': String(timestamp),
+          'webhook-signature': signWebhook(delivery.webhook.secret, delivery.id, timestamp, body),
+        },
+        body,
+        signal: AbortSignal.timeout(this.config.webhooks.timeoutMs),
+      });
+      responseStatus = response.status;
+      if (!response.ok) lastError = `endpoint answered ${response.status}`;
+    } catch (error) {
+      lastError = (error as Error).message;
+    }
+    const delivered = lastError === undefined;
+    const status = delivered ? 'delivered' : attempts >= MAX_ATTEMPTS ? 'failed' : 'pending';
+    const nextAttemptAt = status === 'pending' ? new Date(Date.now() + this.config.webhooks.retryBaseMs * RETRY_FACTORS[attempts - 1]) : null;
+    await this.webhooks.complete(delivery.id, { status, attempts, nextAttemptAt, lastError: lastError ?? null });
+    if (!delivered) this.logger.warn(`webhook ${delivery.webhookId} delivery ${delivery.id} attempt ${attempts}: ${lastError}`);
+    return { status, responseStatus, lastError };
+  }
+
+  private async owned(principal: Principal, id: string) {
+    const hook = isUuid(id) ? await this.webhooks.find(id) : null;
+    if (!hook || (hook.userId !== principal.userId && principal.role !== 'admin')) throw new NotFound('webhook', id);
+    return hook;
+  }
+
+  private view(hook: { id: string; url: string; events: string[]; active: boolean; createdAt: Date }) {
+    return { id: hook.id, url: hook.url, events: hook.events, active: hook.active, createdAt: hook.createdAt.toISOString() };
+  }
+}
