@@ -8,6 +8,7 @@ import { Caller } from './auth.guard';
 import { EventsQuerySchema, ListJobsQuerySchema, MetricsQuerySchema, TrajectoriesQuerySchema } from './jobs.dto';
 import { BadRequestResponse, ConflictResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams } from './openapi.decorators';
 import { writeEventStream } from './sse';
+import { BacktestBodySchema, WarningsQuerySchema } from './warnings.dto';
 import { parseInput } from './validation';
 
 @ApiTags('jobs')
@@ -75,6 +76,16 @@ export class JobsController {
     return this.jobs.resume(caller, id);
   }
 
+  @Post(':id/preempt')
+  @HttpCode(200)
+  @Operation({ id: 'preemptJob', summary: 'Admins: checkpoint a running job, requeue it, resume it later exactly', response: 'Job' })
+  @JobIdParam()
+  @NotFoundResponse()
+  @ConflictResponse()
+  preemptJob(@Caller() caller: Principal, @Param('id') id: string) {
+    return this.jobs.preempt(caller, id);
+  }
+
   @Get(':id/metrics')
   @Operation({ id: 'getJobMetrics', summary: 'Step metrics, filtered by names and step range', response: 'MetricSeries' })
   @JobIdParam()
@@ -101,6 +112,26 @@ export class JobsController {
   async streamJobEvents(@Caller() caller: Principal, @Param('id') id: string, @Headers('last-event-id') lastEventId: string | undefined, @Req() req: Request, @Res() res: Response) {
     await this.jobs.readable(caller, id);
     await writeEventStream(req, res, (signal) => this.results.follow(caller, id, BigInt(/^\d{1,18}$/.test(lastEventId ?? '') ? lastEventId! : 0), signal));
+  }
+
+  @Get(':id/warnings')
+  @Operation({ id: 'listJobWarnings', summary: 'Collapse warnings: step, detector, signal, value, threshold, severity, explanation', response: 'WarningList' })
+  @JobIdParam()
+  @QueryParams(WarningsQuerySchema)
+  @NotFoundResponse()
+  listJobWarnings(@Caller() caller: Principal, @Param('id') id: string, @Query() query: unknown) {
+    return this.results.warnings(caller, id, parseInput(WarningsQuerySchema, query, 'query'));
+  }
+
+  @Post(':id/warnings/backtest')
+  @HttpCode(200)
+  @Operation({ id: 'backtestJobWarnings', summary: 'Replay collapse rules over the job’s stored metrics and return what would have fired', response: 'BacktestResult' })
+  @JobIdParam()
+  @JsonBody('BacktestBody')
+  @BadRequestResponse()
+  @NotFoundResponse()
+  backtestJobWarnings(@Caller() caller: Principal, @Param('id') id: string, @Body() body: unknown) {
+    return this.results.backtest(caller, id, parseInput(BacktestBodySchema, body, 'body'));
   }
 
   @Get(':id/trajectories')

@@ -26,6 +26,23 @@ export interface AppConfig {
   };
   /** Checkpoints kept per job (the newest; healthy ones are preferred by rollback). */
   checkpointsKept: number;
+  scheduling: {
+    /** Defaults of User.maxRunningJobs / maxQueuedJobs (null there = these). */
+    maxRunningJobs: number;
+    maxQueuedJobs: number;
+    /** Half-life of past usage in fair share: a slot-hour this long ago counts half. */
+    fairShareHalfLifeS: number;
+    /** A worker not heard from for this long no longer counts as capacity. */
+    workerStaleMs: number;
+  };
+  /** Requests per API key per minute (0 = no limit). */
+  rateLimitPerMinute: number;
+  webhooks: {
+    /** First retry delay; later ones grow (×6, ×24, ×120, ×360, ×720). */
+    retryBaseMs: number;
+    timeoutMs: number;
+    pollMs: number;
+  };
 }
 
 export class ConfigError extends Error {
@@ -92,6 +109,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
       controlPollMs: int('STARLAB_CONTROL_POLL_MS', 500, 50, 60_000),
     },
     checkpointsKept: int('STARLAB_CHECKPOINTS_KEPT', 5, 1, 1000),
+    scheduling: {
+      maxRunningJobs: int('STARLAB_MAX_RUNNING_JOBS', 4, 1, 1000),
+      maxQueuedJobs: int('STARLAB_MAX_QUEUED_JOBS', 100, 1, 100_000),
+      fairShareHalfLifeS: int('STARLAB_FAIR_SHARE_HALF_LIFE_S', 3600, 1, 30 * 86_400),
+      workerStaleMs: int('STARLAB_WORKER_STALE_MS', 20_000, 500, 3_600_000),
+    },
+    rateLimitPerMinute: int('STARLAB_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    webhooks: {
+      retryBaseMs: int('STARLAB_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
+      timeoutMs: int('STARLAB_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
+      pollMs: int('STARLAB_WEBHOOK_POLL_MS', 1000, 50, 60_000),
+    },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;

@@ -61,11 +61,14 @@ export class JobRepository {
     return this.prisma.job.findMany({ where, include: { owner: true }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: filter.limit });
   }
 
-  /** Queued jobs that would be dispatched before this one. */
-  countQueuedBefore(job: { createdAt: Date; id: string }): Promise<number> {
-    return this.prisma.job.count({
-      where: { status: 'queued', OR: [{ createdAt: { lt: job.createdAt } }, { createdAt: job.createdAt, id: { lt: job.id } }] },
-    });
+  async ownerNames(ids: string[]): Promise<Map<string, string>> {
+    const users = await this.prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
+    return new Map(users.map((u) => [u.id, u.name]));
+  }
+
+  /** Jobs of an owner in a state (quota checks). */
+  countOwned(ownerId: string, status: JobStatus) {
+    return this.prisma.job.count({ where: { ownerId, status } });
   }
 
   /**
@@ -93,36 +96,12 @@ export class JobRepository {
     return this.prisma.jobEvent.findMany({ where: { jobId, id: { gt: afterId } }, orderBy: { id: 'asc' }, take: limit });
   }
 
-  /**
-   * Hands up to `limit` stored, undispatched queued jobs to `send`, oldest first, and marks the
-   * ones sent. Rows are locked with SKIP LOCKED so several dispatchers never send one job twice
-   * (the queue dedupes by job id as well).
-   */
-  async dispatchPending(limit: number, send: (jobId: string) => Promise<void>): Promise<number> {
-    return this.prisma.$transaction(async (tx) => {
-      const pending = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM jobs WHERE status = 'queued' AND dispatched_at IS NULL
-        ORDER BY created_at, id LIMIT ${limit} FOR UPDATE SKIP LOCKED`;
-      const sent: string[] = [];
-      for (const { id } of pending) {
-        try {
-          await send(id);
-          sent.push(id);
-        } catch {
-          break; // the queue is down: leave the rest stored, try again next tick
-        }
-      }
-      if (sent.length > 0) await tx.job.updateMany({ where: { id: { in: sent } }, data: { dispatchedAt: new Date() } });
-      return sent.length;
-    });
-  }
-
   /** Queued jobs marked as sent a while ago: their carrier may have been lost with Redis. */
   dispatchedQueued(olderThan: Date, limit: number) {
-    return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true }, take: limit });
+    return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true, dispatchedDevice: true }, take: limit });
   }
 
   markUndispatched(ids: string[]) {
-    return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null } });
+    return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null, dispatchedDevice: null } });
   }
 }

@@ -3,8 +3,9 @@ import { Job as BullJob, Queue, Worker as BullWorker } from 'bullmq';
 import IORedis, { RedisOptions } from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
-/** The one queue: training jobs carried from the dispatcher to workers. */
-export const TRAINING_QUEUE = 'training';
+/** Training jobs carried from the scheduler to workers, one queue per kind of worker. */
+export type WorkerDevice = 'gpu' | 'cpu';
+export const TRAINING_QUEUES: Record<WorkerDevice, string> = { gpu: 'training-gpu', cpu: 'training-cpu' };
 
 /** Payload of a queued training job; the database row is the truth, so only its id travels. */
 export interface TrainingJobData {
@@ -21,14 +22,14 @@ export type TrainingProcessor = (job: BullJob<TrainingJobData>, lockToken?: stri
 export class QueueRepository implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(QueueRepository.name);
   private producerConnection: IORedis | null = null;
-  private queue: Queue<TrainingJobData> | null = null;
+  private readonly queues = new Map<WorkerDevice, Queue<TrainingJobData>>();
   private readonly workers: BullWorker<TrainingJobData>[] = [];
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
   /** Connect at boot, so the first request does not find the producer still connecting. */
   onModuleInit(): void {
-    this.trainingQueue();
+    this.trainingQueue('cpu');
   }
 
   private connectionOptions(): RedisOptions {
@@ -44,36 +45,42 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
     };
   }
 
-  private trainingQueue(): Queue<TrainingJobData> {
-    if (!this.queue) {
+  private trainingQueue(device: WorkerDevice): Queue<TrainingJobData> {
+    if (!this.producerConnection) {
       // enableOfflineQueue false: while Redis is down, add() rejects at once instead of hanging.
       this.producerConnection = new IORedis({ ...this.connectionOptions(), enableOfflineQueue: false, maxRetriesPerRequest: 1 });
       this.producerConnection.on('error', (error) => this.logger.warn(`redis: ${error.message}`));
-      this.queue = new Queue<TrainingJobData>(TRAINING_QUEUE, { connection: this.producerConnection, prefix: this.config.queuePrefix });
-      this.queue.on('error', (error) => this.logger.warn(`queue: ${error.message}`));
     }
-    return this.queue;
+    let queue = this.queues.get(device);
+    if (!queue) {
+      queue = new Queue<TrainingJobData>(TRAINING_QUEUES[device], { connection: this.producerConnection, prefix: this.config.queuePrefix });
+      queue.on('error', (error) => this.logger.warn(`queue: ${error.message}`));
+      this.queues.set(device, queue);
+    }
+    return queue;
   }
 
   /** Idempotent: the BullMQ job id is the StarLab job id. Finished carriers are removed so a job can be sent again. */
-  async enqueueTraining(jobId: string, priority = 0): Promise<void> {
-    await this.trainingQueue().add('train', { jobId }, { jobId, priority, removeOnComplete: true, removeOnFail: true });
+  async enqueueTraining(jobId: string, device: WorkerDevice): Promise<void> {
+    await this.trainingQueue(device).add('train', { jobId }, { jobId, removeOnComplete: true, removeOnFail: true });
   }
 
   /** Whether the carrier of a job is in Redis (lost after a Redis restart without persistence). */
-  async hasTrainingJob(jobId: string): Promise<boolean> {
-    return (await this.trainingQueue().getJob(jobId)) !== undefined;
+  async hasTrainingJob(jobId: string, device: WorkerDevice): Promise<boolean> {
+    return (await this.trainingQueue(device).getJob(jobId)) !== undefined;
   }
 
   /** Takes a not-yet-started carrier out of the queue (cancel, pause while queued). */
   async removeWaiting(jobId: string): Promise<void> {
-    const job = await this.trainingQueue().getJob(jobId);
-    if (job && (await job.isWaiting())) await job.remove();
+    for (const device of ['gpu', 'cpu'] as const) {
+      const job = await this.trainingQueue(device).getJob(jobId);
+      if (job && (await job.isWaiting())) await job.remove();
+    }
   }
 
   async ping(): Promise<boolean> {
     try {
-      this.trainingQueue();
+      this.trainingQueue('cpu');
       if (this.producerConnection!.status !== 'ready') return false;
       await this.producerConnection!.ping();
       return true;
@@ -83,8 +90,8 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Starts consuming (worker processes only). The lock settings decide how fast a dead worker's job comes back. */
-  consumeTraining(processor: TrainingProcessor, concurrency: number): BullWorker<TrainingJobData> {
-    const worker = new BullWorker<TrainingJobData>(TRAINING_QUEUE, processor, {
+  consumeTraining(processor: TrainingProcessor, concurrency: number, device: WorkerDevice): BullWorker<TrainingJobData> {
+    const worker = new BullWorker<TrainingJobData>(TRAINING_QUEUES[device], processor, {
       connection: new IORedis({ ...this.connectionOptions(), maxRetriesPerRequest: null }),
       prefix: this.config.queuePrefix,
       concurrency,
@@ -101,7 +108,7 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
 
   async onModuleDestroy(): Promise<void> {
     await Promise.allSettled(this.workers.map((w) => w.close()));
-    await this.queue?.close().catch(() => undefined);
+    await Promise.allSettled([...this.queues.values()].map((q) => q.close()));
     this.producerConnection?.disconnect();
   }
 }

@@ -2,16 +2,19 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { JobRepository } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
+import { SchedulingRepository, SchedulingSnapshot } from '../repositories/scheduling.repository';
+import { Placement, planAdmission } from './fair-share';
 
 const BATCH = 50;
 /** A dispatched queued job older than this is checked for a lost carrier (Redis restarted). */
 const RECONCILE_AFTER_MS = 10_000;
 
 /**
- * Moves stored jobs to the queue (an outbox: Postgres is the record, Redis only carries work).
- * A submission is stored first and dispatched by this loop, so a Redis outage delays jobs but
- * never loses or half-accepts them; after Redis comes back empty, queued jobs whose carrier is
- * gone are sent again.
+ * The scheduler (an outbox over Postgres, DESIGN.md §7): jobs are stored first; each pass
+ * admits the waiting jobs that fit the capacity workers announce, in fair-share order
+ * (fair-share.ts), and hands them to the queue of their kind of worker. A Redis outage delays
+ * jobs but never loses or half-accepts them; after Redis comes back empty, admitted jobs whose
+ * carrier is gone are admitted again.
  */
 @Injectable()
 export class DispatchService implements OnModuleDestroy {
@@ -23,6 +26,7 @@ export class DispatchService implements OnModuleDestroy {
   constructor(
     private readonly jobs: JobRepository,
     private readonly queue: QueueRepository,
+    private readonly scheduling: SchedulingRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -31,7 +35,7 @@ export class DispatchService implements OnModuleDestroy {
     this.kick();
   }
 
-  /** Runs a dispatch pass now (coalesced with one in flight). */
+  /** Runs a pass now (coalesced with one in flight). */
   kick(): void {
     if (this.running) {
       this.again = true;
@@ -53,23 +57,43 @@ export class DispatchService implements OnModuleDestroy {
     while (this.running) await this.running;
   }
 
+  /** The current plan: every waiting job's position and the reason it waits (read-only). */
+  async explain(): Promise<{ snapshot: SchedulingSnapshot; placements: Placement[] }> {
+    const snapshot = await this.scheduling.snapshot(this.settings());
+    return { snapshot, placements: planAdmission(snapshot.pending, snapshot.users, snapshot.capacity) };
+  }
+
+  private settings() {
+    const { maxRunningJobs, fairShareHalfLifeS, workerStaleMs } = this.config.scheduling;
+    return { defaultMaxRunning: maxRunningJobs, halfLifeS: fairShareHalfLifeS, workerStaleMs };
+  }
+
   private async pass(): Promise<void> {
-    let sent: number;
-    do {
-      sent = await this.jobs.dispatchPending(BATCH, (id) => this.queue.enqueueTraining(id));
-      if (sent > 0) this.logger.debug(`dispatched ${sent} job(s)`);
-    } while (sent === BATCH);
+    const admitted = await this.scheduling.admitUnderLock(this.settings(), async (snapshot) => {
+      const sent: { jobId: string; device: 'gpu' | 'cpu' }[] = [];
+      for (const placement of planAdmission(snapshot.pending, snapshot.users, snapshot.capacity)) {
+        if (!placement.admit) continue;
+        try {
+          await this.queue.enqueueTraining(placement.jobId, placement.admit);
+          sent.push({ jobId: placement.jobId, device: placement.admit });
+        } catch {
+          break; // the queue is down: the rest stays stored; the next pass tries again
+        }
+      }
+      return sent;
+    });
+    if (admitted) this.logger.debug(`admitted ${admitted} job(s)`);
     await this.reconcile();
   }
 
   private async reconcile(): Promise<void> {
     const suspects = await this.jobs.dispatchedQueued(new Date(Date.now() - RECONCILE_AFTER_MS), BATCH);
     const lost: string[] = [];
-    for (const { id } of suspects) {
-      if (!(await this.queue.hasTrainingJob(id))) lost.push(id);
+    for (const { id, dispatchedDevice } of suspects) {
+      if (!dispatchedDevice || !(await this.queue.hasTrainingJob(id, dispatchedDevice))) lost.push(id);
     }
     if (lost.length > 0) {
-      this.logger.warn(`re-dispatching ${lost.length} queued job(s) whose queue entry is gone`);
+      this.logger.warn(`re-admitting ${lost.length} queued job(s) whose queue entry is gone`);
       await this.jobs.markUndispatched(lost);
       this.again = true;
     }

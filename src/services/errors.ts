@@ -54,10 +54,15 @@ export class Unprocessable extends DomainError {
 
 export class TooManyRequests extends DomainError {
   readonly status = 429;
-  readonly title = 'Too many requests';
+  readonly title: string = 'Too many requests';
   constructor(detail: string, readonly retryAfterSeconds: number) {
     super(detail);
   }
+}
+
+/** A per-user limit (queued jobs) rather than a request rate. */
+export class QuotaExceeded extends TooManyRequests {
+  override readonly title = 'Quota exceeded';
 }
 
 export class Unavailable extends DomainError {

@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { JobView, ListJobsQuery } from '../api/jobs.dto';
 import { JobRepository, JobRow } from '../repositories/job.repository';
@@ -7,9 +7,11 @@ import { UserRepository } from '../repositories/user.repository';
 import { parseJobSpec } from '../training/spec/validate';
 import { canControl, canRead } from './access';
 import type { Principal } from './auth.service';
-import { Conflict, NotFound, Unprocessable, ValidationFailed } from './errors';
+import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
 import { DispatchService } from './dispatch.service';
+import type { Placement } from './fair-share';
+import { APP_CONFIG, AppConfig } from '../config/config';
 
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
@@ -23,6 +25,7 @@ export class JobService {
     private readonly users: UserRepository,
     private readonly queue: QueueRepository,
     private readonly dispatch: DispatchService,
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
   /**
@@ -39,6 +42,7 @@ export class JobService {
       const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
       if (existing) return { job: await this.view(this.replay(existing, requestHash)), replayed: true };
     }
+    await this.checkQueuedQuota(principal);
     let job: JobRow;
     try {
       job = await this.jobs.create({
@@ -47,7 +51,7 @@ export class JobService {
         spec: spec as unknown as object,
         priority: spec.priority,
         labels: spec.labels,
-        device: 'any',
+        device: spec.device,
         totalSteps: spec.training.steps,
         idempotencyKey: idempotencyKey ?? null,
         requestHash,
@@ -69,8 +73,9 @@ export class JobService {
     const limit = query.limit ?? 20;
     const rows = await this.jobs.list({ ownerIds: await this.visibleOwners(principal, query.owner), status: query.status, label: parseLabel(query.label), before, limit: limit + 1 });
     const page = rows.slice(0, limit);
+    const plan = page.some((job) => job.status === 'queued') ? await this.placements() : new Map<string, Placement>();
     return {
-      data: await Promise.all(page.map((job) => this.view(job))),
+      data: page.map((job) => this.viewWith(job, plan)),
       has_more: rows.length > limit,
       next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
     };
@@ -113,6 +118,16 @@ export class JobService {
     throw new Conflict(`job ${id} is ${job.status}; only queued or running jobs can be paused`);
   }
 
+  /** Admins: a running job checkpoints after its current step, goes back to the queue and later resumes exactly. */
+  async preempt(principal: Principal, id: string): Promise<JobView> {
+    const job = await this.readable(principal, id);
+    if (principal.role !== 'admin') throw new NotFound('job', id);
+    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'preempt' }, { type: 'audit', message: `preemption requested by admin ${principal.name}`, data: { request: 'preempt', actor: principal.name } });
+    if (!requested) throw new Conflict(`job ${id} is ${job.status}; only running jobs can be preempted`);
+    this.logger.log(`job ${id}: preemption requested by admin ${principal.name}`);
+    return this.view(requested);
+  }
+
   /** Paused: back in the queue; it resumes from its last checkpoint. */
   async resume(principal: Principal, id: string): Promise<JobView> {
     const job = await this.controllable(principal, id);
@@ -136,9 +151,29 @@ export class JobService {
   }
 
   private async view(job: JobRow): Promise<JobView> {
+    return this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map());
+  }
+
+  /** A queued job's place in the scheduler's current plan, and why it waits. */
+  private viewWith(job: JobRow, plan: Map<string, Placement>): JobView {
     if (job.status !== 'queued') return toJobView(job);
-    const ahead = await this.jobs.countQueuedBefore(job);
-    return toJobView(job, { position: ahead + 1, reason: ahead === 0 ? 'waiting for a free worker slot' : `${ahead} queued job(s) ahead` });
+    if (job.dispatchedAt) return toJobView(job, { position: 0, reason: `admitted to a ${job.dispatchedDevice ?? ''} worker; starting`.replace('  ', ' ') });
+    const placement = plan.get(job.id);
+    return toJobView(job, placement ? { position: placement.position, reason: placement.reason } : { position: 1, reason: 'waiting for the scheduler' });
+  }
+
+  private async placements(): Promise<Map<string, Placement>> {
+    const { placements } = await this.dispatch.explain();
+    return new Map(placements.map((p) => [p.jobId, p]));
+  }
+
+  /** Per-user cap on waiting jobs (DESIGN.md §7): a clear 429 with the numbers. */
+  private async checkQueuedQuota(principal: Principal): Promise<void> {
+    const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
+    const queued = await this.jobs.countOwned(principal.userId, 'queued');
+    if (queued >= limit) {
+      throw new QuotaExceeded(`you have ${queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
+    }
   }
 
   /** Owner ids whose jobs the caller may list (null = all). */

@@ -1,0 +1,39 @@
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import IORedis from 'ioredis';
+import { APP_CONFIG, AppConfig } from '../config/config';
+
+/**
+ * Request counters in Redis (fixed windows), shared by every API replica. Redis here is a
+ * limiter, not a record: while it is unreachable, requests are not limited.
+ */
+@Injectable()
+export class RateLimitRepository implements OnModuleDestroy {
+  private readonly logger = new Logger(RateLimitRepository.name);
+  private redis: IORedis | null = null;
+
+  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+
+  private client(): IORedis {
+    if (!this.redis) {
+      this.redis = new IORedis(this.config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      this.redis.on('error', (error) => this.logger.debug(`redis: ${error.message}`));
+    }
+    return this.redis;
+  }
+
+  /** Counts one request of `subject` in the current window; null when Redis cannot answer. */
+  async hit(subject: string, windowMs: number): Promise<{ count: number; resetMs: number } | null> {
+    const key = `${this.config.queuePrefix}:ratelimit:${subject}:${Math.floor(Date.now() / windowMs)}`;
+    try {
+      const result = await this.client().multi().incr(key).pexpire(key, windowMs).exec();
+      const count = Number(result?.[0]?.[1] ?? 0);
+      return { count, resetMs: windowMs - (Date.now() % windowMs) };
+    } catch {
+      return null;
+    }
+  }
+
+  onModuleDestroy(): void {
+    this.redis?.disconnect();
+  }
+}

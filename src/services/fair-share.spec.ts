@@ -1,0 +1,53 @@
+import { decayedUsage, PendingJob, planAdmission } from './fair-share';
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 12, minute));
+const job = (id: string, ownerId: string, minute: number, priority = 0, device: PendingJob['device'] = 'any'): PendingJob => ({ id, ownerId, priority, device, createdAt: at(minute) });
+const cpu = (slots: number, busy = 0) => ({ slots: { gpu: 0, cpu: slots }, busy: { gpu: 0, cpu: busy } });
+
+describe('planAdmission', () => {
+  it('does not let a user with ten queued jobs starve a user with one', () => {
+    const pending = [...Array.from({ length: 10 }, (_, i) => job(`a${i}`, 'ann', i)), job('b0', 'bob', 20)];
+    const plan = planAdmission(pending, [], cpu(2));
+    // ann's oldest first (tie on active 0 and usage 0, older head), then bob, then the rest of ann's.
+    expect(plan.map((p) => p.jobId)).toEqual(['a0', 'b0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6', 'a7', 'a8', 'a9']);
+    expect(plan.filter((p) => p.admit).map((p) => p.jobId)).toEqual(['a0', 'b0']);
+    expect(plan[2]).toMatchObject({ position: 3, admit: null, reason: 'all 2 cpu slot(s) are busy' });
+  });
+
+  it('orders users by active jobs, then decayed usage; a user by priority, then age', () => {
+    const pending = [job('a-low', 'ann', 0, 0), job('a-high', 'ann', 5, 10), job('b', 'bob', 1), job('c', 'cy', 2)];
+    const users = [
+      { userId: 'ann', active: 0, maxRunning: 4, decayedUsage: 100 },
+      { userId: 'bob', active: 1, maxRunning: 4, decayedUsage: 0 },
+      { userId: 'cy', active: 0, maxRunning: 4, decayedUsage: 50 },
+    ];
+    const plan = planAdmission(pending, users, cpu(3, 1));
+    // active: ann 0, cy 0, bob 1 → cy (less usage), then ann (active 0 < bob's 1) with her
+    // high-priority job first, then bob (1) vs ann (1): bob's usage 0 < ann's 100 → bob, then ann.
+    expect(plan.map((p) => p.jobId)).toEqual(['c', 'a-high', 'b', 'a-low']);
+    expect(plan.map((p) => p.admit)).toEqual(['cpu', 'cpu', null, null]);
+  });
+
+  it('holds back users at their running-jobs quota, and explains devices without workers', () => {
+    const pending = [job('a', 'ann', 0), job('g', 'bob', 1, 0, 'gpu')];
+    const plan = planAdmission(pending, [{ userId: 'ann', active: 2, maxRunning: 2, decayedUsage: 0 }], cpu(4));
+    expect(plan).toEqual([
+      { jobId: 'g', ownerId: 'bob', position: 1, admit: null, reason: 'no gpu worker is online' },
+      { jobId: 'a', ownerId: 'ann', position: 2, admit: null, reason: 'the owner runs 2 job(s), their quota is 2' },
+    ]);
+  });
+
+  it('sends jobs that accept any device to whichever kind has a free slot, gpu first', () => {
+    const plan = planAdmission([job('x', 'ann', 0), job('y', 'bob', 1), job('z', 'cy', 2)], [], { slots: { gpu: 1, cpu: 1 }, busy: { gpu: 0, cpu: 0 } });
+    expect(plan.map((p) => p.admit)).toEqual(['gpu', 'cpu', null]);
+  });
+});
+
+describe('decayedUsage', () => {
+  it('weighs slot-seconds by 2^(−age / half-life)', () => {
+    const now = at(120);
+    // 600 s ended 60 min ago (one half-life) + 300 s still running.
+    const usage = decayedUsage([{ startedAt: at(50), endedAt: at(60) }, { startedAt: at(115), endedAt: null }], now, 3600);
+    expect(usage).toBeCloseTo(600 * 0.5 + 300 * 1, 6);
+  });
+});
