@@ -1,31 +1,49 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { ApiKeysController } from './api/api-keys.controller';
 import { ApiKeyGuard } from './api/auth.guard';
 import { CatalogController } from './api/catalog.controller';
 import { CheckpointsController } from './api/checkpoints.controller';
 import { JobsController } from './api/jobs.controller';
+import { LabController } from './api/lab.controller';
 import { OperationsController } from './api/operations.controller';
 import { ProblemFilter } from './api/problem.filter';
+import { TeamsController } from './api/teams.controller';
 import { UsersController } from './api/users.controller';
+import { WebhooksController } from './api/webhooks.controller';
 import { CoreModule } from './core.module';
+import { ApiKeyService } from './services/api-key.service';
 import { AuthService } from './services/auth.service';
 import { CatalogService } from './services/catalog.service';
 import { DispatchService } from './services/dispatch.service';
 import { JobService } from './services/job.service';
+import { LabService } from './services/lab.service';
+import { RateLimitService } from './services/rate-limit.service';
+import { RateLimitRepository } from './repositories/rate-limit.repository';
 import { ResultsService } from './services/results.service';
+import { TeamService } from './services/team.service';
 import { TelemetryService } from './services/telemetry.service';
+import { UserService } from './services/user.service';
+import { WebhookService } from './services/webhook.service';
 
 /** The HTTP API process: validates, stores, dispatches and reads; never trains. */
 @Module({
   imports: [CoreModule],
-  controllers: [JobsController, CheckpointsController, CatalogController, UsersController, OperationsController],
+  controllers: [JobsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, WebhooksController, OperationsController],
   providers: [
     AuthService,
+    ApiKeyService,
+    UserService,
+    TeamService,
     CatalogService,
     DispatchService,
     JobService,
+    LabService,
+    RateLimitService,
+    RateLimitRepository,
     ResultsService,
     TelemetryService,
+    WebhookService,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_FILTER, useClass: ProblemFilter },
   ],

@@ -6,7 +6,11 @@ import { AlgorithmConfigSchema } from '../training/algorithms/presets';
 import { JobSpecSchema } from '../training/spec/job-spec';
 import { toJsonSchema } from '../services/json-schema';
 import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from './jobs.dto';
-import { CreatedUserSchema, CreateUserSchema } from './users.dto';
+import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from './api-keys.dto';
+import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from './teams.dto';
+import { CreatedUserSchema, CreateUserSchema, UpdateUserSchema, UserListSchema, UserSchema } from './users.dto';
+import { QueueViewSchema, UsageViewSchema } from './queue.dto';
+import { BacktestBodySchema, BacktestResultSchema, CreatedWebhookSchema, CreateWebhookSchema, WarningListSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookTestResultSchema } from './warnings.dto';
 
 const ProblemSchema = Type.Object({
   type: Type.String({ format: 'uri' }),
@@ -51,8 +55,28 @@ const COMPONENTS = {
   CheckpointBytes: Type.String({ format: 'binary' }),
   EnvironmentList: Type.Object({ data: Type.Array(EnvironmentSchema) }),
   AlgorithmList: Type.Object({ data: Type.Array(AlgorithmSchema) }),
+  QueueView: QueueViewSchema,
+  UsageView: UsageViewSchema,
+  WarningList: WarningListSchema,
+  BacktestBody: BacktestBodySchema,
+  BacktestResult: BacktestResultSchema,
+  CreateWebhook: CreateWebhookSchema,
+  CreatedWebhook: CreatedWebhookSchema,
+  WebhookList: WebhookListSchema,
+  WebhookTestResult: WebhookTestResultSchema,
+  WebhookDeliveryList: WebhookDeliveryListSchema,
   CreateUser: CreateUserSchema,
   CreatedUser: CreatedUserSchema,
+  User: UserSchema,
+  UserList: UserListSchema,
+  UpdateUser: UpdateUserSchema,
+  CreateApiKey: CreateApiKeySchema,
+  IssuedApiKey: IssuedApiKeySchema,
+  ApiKeyList: ApiKeyListSchema,
+  CreateTeam: CreateTeamSchema,
+  UpdateTeam: UpdateTeamSchema,
+  Team: TeamSchema,
+  TeamList: TeamListSchema,
   Principal: Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) }),
   Health: Type.Object({ status: Type.Literal('ok') }),
   Readiness: Type.Object({ status: Type.String(), database: Type.String(), redis: Type.String() }),

@@ -1,6 +1,28 @@
 import { Injectable } from '@nestjs/common';
-import type { Role } from '../generated/prisma/client';
+import type { Prisma, Role } from '../generated/prisma/client';
 import { PrismaService } from './prisma.service';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const WITH_TEAM = { team: true } as const;
+const WITH_MEMBER_COUNT = { _count: { select: { users: true } } } as const;
+
+export interface KeyData {
+  name: string;
+  prefix: string;
+  hash: string;
+}
+
+export interface UserChanges {
+  role?: Role;
+  /** A team name (created if new), or null for no team. */
+  team?: string | null;
+  maxRunningJobs?: number | null;
+  maxQueuedJobs?: number | null;
+}
+
+export type UserRow = Prisma.UserGetPayload<{ include: typeof WITH_TEAM }>;
+export type TeamRow = Prisma.TeamGetPayload<{ include: typeof WITH_MEMBER_COUNT }>;
+export type ApiKeyRow = Prisma.ApiKeyGetPayload<object>;
 
 /** Users, teams and API keys. */
 @Injectable()
@@ -9,35 +31,114 @@ export class UserRepository {
 
   /** The live key with this hash and its user (null when unknown or revoked). */
   findActiveKey(hash: string) {
-    return this.prisma.apiKey.findFirst({ where: { hash, revokedAt: null }, include: { user: { include: { team: true } } } });
+    return this.prisma.apiKey.findFirst({ where: { hash, revokedAt: null }, include: { user: { include: WITH_TEAM } } });
   }
 
   touchKey(id: string, at: Date) {
     return this.prisma.apiKey.update({ where: { id }, data: { lastUsedAt: at } });
   }
 
-  findUser(idOrName: string) {
-    const isUuid = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(idOrName);
-    return this.prisma.user.findFirst({ where: isUuid ? { OR: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName }, include: { team: true } });
+  findUser(idOrName: string): Promise<UserRow | null> {
+    return this.prisma.user.findFirst({ where: UUID.test(idOrName) ? { OR: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName }, include: WITH_TEAM });
   }
 
-  /** Creates the user (and the team if new) with a first API key, atomically. */
-  createUserWithKey(user: { name: string; role: Role; team?: string }, key: { name: string; prefix: string; hash: string }) {
+  listUsers(): Promise<UserRow[]> {
+    return this.prisma.user.findMany({ orderBy: { name: 'asc' }, include: WITH_TEAM });
+  }
+
+  /** Creates the user (and the team if new) with a first API key, atomically; null when the name is taken. */
+  createUserWithKey(user: { name: string; role: Role; team?: string; maxRunningJobs?: number; maxQueuedJobs?: number }, key: KeyData) {
+    return nullOnUniqueViolation(
+      this.prisma.$transaction(async (tx) => {
+        const team = user.team ? await tx.team.upsert({ where: { name: user.team }, create: { name: user.team }, update: {} }) : null;
+        const created = await tx.user.create({
+          data: { name: user.name, role: user.role, teamId: team?.id, maxRunningJobs: user.maxRunningJobs, maxQueuedJobs: user.maxQueuedJobs },
+          include: WITH_TEAM,
+        });
+        const apiKey = await tx.apiKey.create({ data: { userId: created.id, ...key } });
+        return { user: created, apiKey };
+      }),
+    );
+  }
+
+  /** Applies the changes (creating a named team if new); undefined fields are left as they are. */
+  updateUser(id: string, changes: UserChanges): Promise<UserRow> {
     return this.prisma.$transaction(async (tx) => {
-      const team = user.team ? await tx.team.upsert({ where: { name: user.team }, create: { name: user.team }, update: {} }) : null;
-      const created = await tx.user.create({ data: { name: user.name, role: user.role, teamId: team?.id }, include: { team: true } });
-      const apiKey = await tx.apiKey.create({ data: { userId: created.id, ...key } });
-      return { user: created, apiKey };
+      let teamId: string | null | undefined;
+      if (changes.team === null) teamId = null;
+      else if (changes.team !== undefined) teamId = (await tx.team.upsert({ where: { name: changes.team }, create: { name: changes.team }, update: {} })).id;
+      return tx.user.update({
+        where: { id },
+        data: { role: changes.role, teamId, maxRunningJobs: changes.maxRunningJobs, maxQueuedJobs: changes.maxQueuedJobs },
+        include: WITH_TEAM,
+      });
     });
   }
 
+  /** Sets or clears disabledAt; a disabled user's keys are refused by findActiveKey's caller. */
+  setUserDisabled(id: string, disabledAt: Date | null): Promise<UserRow> {
+    return this.prisma.user.update({ where: { id }, data: { disabledAt }, include: WITH_TEAM });
+  }
+
+  /** Enabled admins other than `exceptUserId`. */
+  countOtherActiveAdmins(exceptUserId: string): Promise<number> {
+    return this.prisma.user.count({ where: { role: 'admin', disabledAt: null, id: { not: exceptUserId } } });
+  }
+
   /** Makes sure an admin key with this hash exists (the configured bootstrap key). */
-  async ensureAdminKey(userName: string, key: { name: string; prefix: string; hash: string }): Promise<boolean> {
+  async ensureAdminKey(userName: string, key: KeyData): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
       if (await tx.apiKey.findUnique({ where: { hash: key.hash } })) return false;
       const admin = await tx.user.upsert({ where: { name: userName }, create: { name: userName, role: 'admin' }, update: {} });
       await tx.apiKey.create({ data: { userId: admin.id, ...key } });
       return true;
     });
+  }
+
+  createKey(userId: string, key: KeyData): Promise<ApiKeyRow> {
+    return this.prisma.apiKey.create({ data: { userId, ...key } });
+  }
+
+  /** All keys of the user, revoked ones included, oldest first. */
+  listKeys(userId: string): Promise<ApiKeyRow[]> {
+    return this.prisma.apiKey.findMany({ where: { userId }, orderBy: [{ createdAt: 'asc' }, { id: 'asc' }] });
+  }
+
+  findKey(id: string): Promise<ApiKeyRow | null> {
+    return this.prisma.apiKey.findUnique({ where: { id } });
+  }
+
+  /** Revokes the key unless it already is (the first revocation time is kept); returns the row. */
+  async revokeKey(id: string, at: Date): Promise<ApiKeyRow | null> {
+    await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
+    return this.findKey(id);
+  }
+
+  /** null when the name is taken. */
+  createTeam(team: { name: string; shareJobs: boolean }): Promise<TeamRow | null> {
+    return nullOnUniqueViolation(this.prisma.team.create({ data: team, include: WITH_MEMBER_COUNT }));
+  }
+
+  findTeam(idOrName: string): Promise<TeamRow | null> {
+    return this.prisma.team.findFirst({ where: UUID.test(idOrName) ? { OR: [{ id: idOrName }, { name: idOrName }] } : { name: idOrName }, include: WITH_MEMBER_COUNT });
+  }
+
+  listTeams(): Promise<TeamRow[]> {
+    return this.prisma.team.findMany({ orderBy: { name: 'asc' }, include: WITH_MEMBER_COUNT });
+  }
+
+  /** null when the new name is taken. */
+  updateTeam(id: string, changes: { name?: string; shareJobs?: boolean }): Promise<TeamRow | null> {
+    return nullOnUniqueViolation(this.prisma.team.update({ where: { id }, data: changes, include: WITH_MEMBER_COUNT }));
+  }
+}
+
+/** A unique-name race lost to a concurrent request reads as "already exists", not as a 500. */
+async function nullOnUniqueViolation<T>(write: Promise<T>): Promise<T | null> {
+  try {
+    return await write;
+  } catch (error) {
+    if ((error as { code?: string })?.code === 'P2002') return null;
+    throw error;
   }
 }

@@ -1,4 +1,11 @@
 import type { Principal } from './auth.service';
+import { Forbidden } from './errors';
+
+/**
+ * Who may do what. Another user's resource is reported as missing (404), never as forbidden,
+ * so its existence is not disclosed; only admin-only operations answer 403, and they check the
+ * role before looking anything up.
+ */
 
 interface OwnedJob {
   ownerId: string;
@@ -11,7 +18,17 @@ export function canRead(principal: Principal, job: OwnedJob): boolean {
   return principal.teamSharesJobs && principal.teamId !== null && job.owner.teamId === principal.teamId;
 }
 
-/** Only the owner and admins change a job. */
+/** Only the owner and admins change a job; team-mates never do, whatever the team shares. */
 export function canControl(principal: Principal, job: OwnedJob): boolean {
   return principal.role === 'admin' || job.ownerId === principal.userId;
+}
+
+/** A user's profile and API keys: admins and the user themself. */
+export function canSeeUser(principal: Principal, userId: string): boolean {
+  return principal.role === 'admin' || principal.userId === userId;
+}
+
+/** Admin-only operations (managing users and teams). */
+export function requireAdmin(principal: Principal, action: string): void {
+  if (principal.role !== 'admin') throw new Forbidden(`only admins ${action}`);
 }

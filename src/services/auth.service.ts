@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { UserRepository } from '../repositories/user.repository';
-import { Conflict, Forbidden, Unauthenticated } from './errors';
+import { Unauthenticated } from './errors';
 
 /** Who is calling: resolved from the API key on every request. */
 export interface Principal {
@@ -28,6 +28,7 @@ export function generateApiKey(): { key: string; prefix: string; hash: string } 
   return { key, prefix: key.slice(0, 11), hash: hashApiKey(key) };
 }
 
+/** Authentication: an API key to a Principal, on every request (so revocation, disabling and role changes apply at once). */
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger(AuthService.name);
@@ -41,7 +42,8 @@ export class AuthService {
     if (!found || found.user.disabledAt) throw new Unauthenticated('the API key is not valid or has been revoked');
     const now = new Date();
     if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {
-      this.users.touchKey(found.id, now).catch((error: Error) => this.logger.warn(`key ${found.prefix}: ${error.message}`));
+      // Awaited (once a minute per key at most) so that a listing made right after a use shows it.
+      await this.users.touchKey(found.id, now).catch((error: Error) => this.logger.warn(`key ${found.id} (${found.prefix}…): ${error.message}`));
     }
     const { user } = found;
     return { userId: user.id, name: user.name, role: user.role, teamId: user.teamId, teamSharesJobs: user.team?.shareJobs ?? false, keyId: found.id };
@@ -51,19 +53,5 @@ export class AuthService {
   async bootstrapAdminKey(key: string): Promise<void> {
     const created = await this.users.ensureAdminKey('admin', { name: 'bootstrap (STARLAB_ADMIN_KEY)', prefix: key.slice(0, 11), hash: hashApiKey(key) });
     if (created) this.logger.log(`created admin API key ${key.slice(0, 11)}… from STARLAB_ADMIN_KEY`);
-  }
-
-  async createUser(actor: Principal, body: { name: string; role?: 'admin' | 'member'; team?: string }) {
-    if (actor.role !== 'admin') throw new Forbidden('only admins create users');
-    if (await this.users.findUser(body.name)) throw new Conflict(`user ${body.name} already exists`);
-    const issued = generateApiKey();
-    const { user, apiKey } = await this.users.createUserWithKey(
-      { name: body.name, role: body.role ?? 'member', team: body.team },
-      { name: 'first key', prefix: issued.prefix, hash: issued.hash },
-    );
-    return {
-      user: { id: user.id, name: user.name, role: user.role, team: user.team?.name ?? null, createdAt: user.createdAt.toISOString() },
-      apiKey: { id: apiKey.id, name: apiKey.name, prefix: apiKey.prefix, key: issued.key, createdAt: apiKey.createdAt.toISOString() },
-    };
   }
 }

@@ -1,0 +1,61 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { ApiKeyListView, ApiKeyView, CreateApiKeyBody, IssuedApiKeyView, ListApiKeysQuery } from '../api/api-keys.dto';
+import { ApiKeyRow, UserRepository } from '../repositories/user.repository';
+import { canSeeUser } from './access';
+import { Principal, generateApiKey } from './auth.service';
+import { NotFound } from './errors';
+import { isUuid } from './job.service';
+
+/** Self-service API keys: issue, list (prefix only), revoke. Admins act on anyone's. */
+@Injectable()
+export class ApiKeyService {
+  private readonly logger = new Logger(ApiKeyService.name);
+
+  constructor(private readonly users: UserRepository) {}
+
+  /** A new key for the caller (or, for admins, for `body.user`); the secret is returned once. */
+  async create(principal: Principal, body: CreateApiKeyBody): Promise<IssuedApiKeyView> {
+    const ownerId = body.user ? await this.visibleUserId(principal, body.user) : principal.userId;
+    const issued = generateApiKey();
+    const key = await this.users.createKey(ownerId, { name: body.name, prefix: issued.prefix, hash: issued.hash });
+    this.logger.log(`audit: ${principal.name} (${principal.userId}) issued API key ${key.id} (${key.prefix}…) for user ${ownerId}`);
+    return toIssuedKeyView(key, issued.key);
+  }
+
+  async list(principal: Principal, query: ListApiKeysQuery): Promise<ApiKeyListView> {
+    const ownerId = query.user ? await this.visibleUserId(principal, query.user) : principal.userId;
+    return { data: (await this.users.listKeys(ownerId)).map((key) => toApiKeyView(key, principal.keyId)) };
+  }
+
+  /** Idempotent; the key is refused from the next request on (the caller's own included). */
+  async revoke(principal: Principal, id: string): Promise<void> {
+    const key = isUuid(id) ? await this.users.findKey(id) : null;
+    if (!key || !canSeeUser(principal, key.userId)) throw new NotFound('API key', id);
+    if (key.revokedAt) return;
+    await this.users.revokeKey(id, new Date());
+    this.logger.log(`audit: ${principal.name} (${principal.userId}) revoked API key ${key.id} (${key.prefix}…) of user ${key.userId}`);
+  }
+
+  private async visibleUserId(principal: Principal, idOrName: string): Promise<string> {
+    const user = await this.users.findUser(idOrName);
+    if (!user || !canSeeUser(principal, user.id)) throw new NotFound('user', idOrName);
+    return user.id;
+  }
+}
+
+export function toIssuedKeyView(key: ApiKeyRow, secret: string): IssuedApiKeyView {
+  return { id: key.id, name: key.name, prefix: key.prefix, key: secret, createdAt: key.createdAt.toISOString() };
+}
+
+function toApiKeyView(key: ApiKeyRow, currentKeyId: string): ApiKeyView {
+  return {
+    id: key.id,
+    userId: key.userId,
+    name: key.name,
+    prefix: key.prefix,
+    createdAt: key.createdAt.toISOString(),
+    lastUsedAt: key.lastUsedAt?.toISOString() ?? null,
+    revokedAt: key.revokedAt?.toISOString() ?? null,
+    current: key.id === currentKeyId,
+  };
+}

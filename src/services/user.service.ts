@@ -1,0 +1,108 @@
+import { Injectable, Logger } from '@nestjs/common';
+import type { IssuedApiKeyView } from '../api/api-keys.dto';
+import type { CreateUserBody, UpdateUserBody, UserView } from '../api/users.dto';
+import { UserRepository, UserRow } from '../repositories/user.repository';
+import { canSeeUser, requireAdmin } from './access';
+import { toIssuedKeyView } from './api-key.service';
+import { Principal, generateApiKey } from './auth.service';
+import { Conflict, NotFound } from './errors';
+
+/**
+ * User management: admins create, list, change (role, team, quotas) and disable users; a
+ * member sees only themself. Admin actions are logged as `audit:` lines with both ids (there is
+ * no audit table; job actions are audited as job events instead).
+ */
+@Injectable()
+export class UserService {
+  private readonly logger = new Logger(UserService.name);
+
+  constructor(private readonly users: UserRepository) {}
+
+  /** The user and a first API key, whose secret is shown once. */
+  async create(principal: Principal, body: CreateUserBody): Promise<{ user: UserView; apiKey: IssuedApiKeyView }> {
+    requireAdmin(principal, 'create users');
+    const issued = generateApiKey();
+    const created = (await this.users.findUser(body.name))
+      ? null
+      : await this.users.createUserWithKey(
+          { name: body.name, role: body.role ?? 'member', team: body.team, maxRunningJobs: body.maxRunningJobs, maxQueuedJobs: body.maxQueuedJobs },
+          { name: 'first key', prefix: issued.prefix, hash: issued.hash },
+        );
+    if (!created) throw new Conflict(`user ${body.name} already exists`);
+    const { user, apiKey } = created;
+    this.audit(principal, `created user ${user.id} (${user.name}, ${user.role}, team ${user.team?.name ?? 'none'}) with API key ${apiKey.id} (${apiKey.prefix}…)`);
+    return { user: toUserView(user), apiKey: toIssuedKeyView(apiKey, issued.key) };
+  }
+
+  async list(principal: Principal): Promise<{ data: UserView[] }> {
+    requireAdmin(principal, 'list users');
+    return { data: (await this.users.listUsers()).map(toUserView) };
+  }
+
+  /** Admins see anyone; a member only themself (anyone else is a 404). */
+  async get(principal: Principal, idOrName: string): Promise<UserView> {
+    const user = await this.users.findUser(idOrName);
+    if (!user || !canSeeUser(principal, user.id)) throw new NotFound('user', idOrName);
+    return toUserView(user);
+  }
+
+  async update(principal: Principal, idOrName: string, changes: UpdateUserBody): Promise<UserView> {
+    requireAdmin(principal, 'change users');
+    const user = await this.existing(idOrName);
+    if (changes.role === 'member' && user.role === 'admin' && !user.disabledAt) await this.keepAnAdmin(user, 'demote');
+    const updated = await this.users.updateUser(user.id, changes);
+    const changed = Object.entries(changes).map(([field, value]) => `${field}=${value ?? (field === 'team' ? 'none' : 'default')}`);
+    this.audit(principal, `updated user ${user.id} (${user.name}): ${changed.join(', ') || 'nothing'}`);
+    return toUserView(updated);
+  }
+
+  /** Idempotent; the user's keys are refused from the next request on (their jobs are left as they are). */
+  async disable(principal: Principal, idOrName: string): Promise<UserView> {
+    requireAdmin(principal, 'disable users');
+    const user = await this.existing(idOrName);
+    if (user.disabledAt) return toUserView(user);
+    if (user.role === 'admin') await this.keepAnAdmin(user, 'disable');
+    const disabled = await this.users.setUserDisabled(user.id, new Date());
+    this.audit(principal, `disabled user ${user.id} (${user.name})`);
+    return toUserView(disabled);
+  }
+
+  /** Idempotent; the user's unrevoked keys work again. */
+  async enable(principal: Principal, idOrName: string): Promise<UserView> {
+    requireAdmin(principal, 'enable users');
+    const user = await this.existing(idOrName);
+    if (!user.disabledAt) return toUserView(user);
+    const enabled = await this.users.setUserDisabled(user.id, null);
+    this.audit(principal, `enabled user ${user.id} (${user.name})`);
+    return toUserView(enabled);
+  }
+
+  private async existing(idOrName: string): Promise<UserRow> {
+    const user = await this.users.findUser(idOrName);
+    if (!user) throw new NotFound('user', idOrName);
+    return user;
+  }
+
+  /** Nobody could manage users any more (STARLAB_ADMIN_KEY only re-adds a key to the user named admin). */
+  private async keepAnAdmin(user: UserRow, action: 'demote' | 'disable'): Promise<void> {
+    if ((await this.users.countOtherActiveAdmins(user.id)) === 0) throw new Conflict(`cannot ${action} ${user.name}: it is the last enabled admin`);
+  }
+
+  private audit(principal: Principal, what: string): void {
+    this.logger.log(`audit: admin ${principal.name} (${principal.userId}) ${what}`);
+  }
+}
+
+export function toUserView(user: UserRow): UserView {
+  return {
+    id: user.id,
+    name: user.name,
+    role: user.role,
+    team: user.team?.name ?? null,
+    teamId: user.teamId,
+    maxRunningJobs: user.maxRunningJobs,
+    maxQueuedJobs: user.maxQueuedJobs,
+    disabledAt: user.disabledAt?.toISOString() ?? null,
+    createdAt: user.createdAt.toISOString(),
+  };
+}
