@@ -1,0 +1,113 @@
+/**
+ * bench/api: read throughput and latency of the API under load on loopback (autocannon), and
+ * the worker's cost of persisting one training step.
+ *
+ *   npm run bench:api -- [--connections 16] [--seconds 8] [--runs 3]
+ *
+ * Starts its own database, an API process and a worker process, trains a 200-step job, then
+ * loads GET /v1/jobs/{id} and GET /v1/jobs/{id}/metrics (200 rows), with GET /health (no auth,
+ * no database) as the reference ceiling in the same run.
+ */
+import autocannon = require('autocannon');
+import { ChildProcess, spawn } from 'node:child_process';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { PrismaService } from '../src/repositories/prisma.service';
+import { ResultsRepository } from '../src/repositories/results.repository';
+import type { TrajectoryRecord } from '../src/training/records';
+import { createTestDatabase } from '../test/support/database';
+
+const ROOT = join(__dirname, '..');
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+const KEY = 'bench_admin_key_0123456789abcdef';
+
+function start(entry: string, env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+}
+
+async function api<T>(base: string, path: string, init: RequestInit = {}): Promise<T> {
+  const response = await fetch(`${base}${path}`, { ...init, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', ...init.headers } });
+  return (await response.json()) as T;
+}
+
+async function load(url: string, connections: number, seconds: number, auth: boolean) {
+  const result = await autocannon({ url, connections, duration: seconds, headers: auth ? { Authorization: `Bearer ${KEY}` } : {} });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { connections: { type: 'string', default: '16' }, seconds: { type: 'string', default: '8' }, runs: { type: 'string', default: '3' } } });
+  const database = await createTestDatabase();
+  const port = String(3900 + Math.floor(Math.random() * 90));
+  const env = { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: port, STARLAB_ADMIN_KEY: KEY, STARLAB_QUEUE_PREFIX: `bench-${port}`, STARLAB_BACKEND: 'wasm' };
+  const processes = [start('main.ts', env), start('worker.ts', env)];
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    for (let i = 0; i < 60 && !(await fetch(`${base}/ready`).then((r) => r.ok).catch(() => false)); i++) await new Promise((r) => setTimeout(r, 500));
+    const spec = {
+      environment: { id: 'bandit' },
+      algorithm: { id: 'starpo-s' },
+      model: { config: { dModel: 32, contextLength: 48 } },
+      rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
+      training: { steps: 200, evalEvery: 50, evalEpisodes: 64, checkpointEvery: 50, warmup: { steps: 60 } },
+    };
+    const job = await api<{ id: string }>(base, '/v1/jobs', { method: 'POST', body: JSON.stringify(spec) });
+    let status = '';
+    const trainStarted = Date.now();
+    while (!['succeeded', 'failed', 'cancelled'].includes(status)) {
+      await new Promise((r) => setTimeout(r, 1000));
+      status = (await api<{ status: string }>(base, `/v1/jobs/${job.id}`)).status;
+    }
+    const metrics = await api<{ data: { step: number; metrics: Record<string, number> }[] }>(base, `/v1/jobs/${job.id}/metrics`);
+    const stepMs = median(metrics.data.filter((r) => r.step > 0).map((r) => r.metrics['perf/step_ms']));
+    console.log(`trained a ${metrics.data.length - 1}-step job (${status}) in ${((Date.now() - trainStarted) / 1000).toFixed(0)} s; median training step ${stepMs.toFixed(0)} ms\n`);
+
+    const connections = Number(values.connections);
+    const seconds = Number(values.seconds);
+    console.log(`autocannon, ${connections} connections, ${seconds} s per run, median of ${values.runs} runs`);
+    console.log('endpoint                           req/s     p50 ms   p99 ms   errors   vs /health');
+    const targets: [string, string, boolean][] = [
+      ['GET /health (reference)', '/health', false],
+      ['GET /v1/jobs/{id}', `/v1/jobs/${job.id}`, true],
+      ['GET /v1/jobs/{id}/metrics (200 steps)', `/v1/jobs/${job.id}/metrics`, true],
+    ];
+    let reference = 0;
+    for (const [label, path, auth] of targets) {
+      const runs = [];
+      for (let i = 0; i < Number(values.runs); i++) runs.push(await load(`${base}${path}`, connections, seconds, auth));
+      const rps = median(runs.map((r) => r.rps));
+      if (!reference) reference = rps;
+      console.log(
+        `${label.padEnd(36)} ${rps.toFixed(0).padStart(6)} ${median(runs.map((r) => r.p50)).toFixed(0).padStart(9)} ${median(runs.map((r) => r.p99)).toFixed(0).padStart(8)} ${String(runs.reduce((n, r) => n + r.errors, 0)).padStart(8)}   ${(rps / reference).toFixed(2)}×`,
+      );
+    }
+
+    // What the worker pays per step: the same transaction it runs (metrics row, 64 trajectories,
+    // 8 of them with text, job progress, step event), timed on this database.
+    const prisma = new PrismaService(database.url);
+    await prisma.$connect();
+    const results = new ResultsRepository(prisma);
+    const sample = metrics.data[100].metrics;
+    const trajectories: TrajectoryRecord[] = Array.from({ length: 64 }, (_, i) => ({
+      group: Math.floor(i / 8), sample: i % 8, envSeed: 1000 + i, return: 0.1, success: i % 2 === 0, turns: 1, actions: 1,
+      formatErrors: 0, tokens: 9, meanEntropy: 0.5, ...(i % 8 === 0 ? { text: '--- turn 1 ---\nArms : dragon phoenix\n> <think> t1 </think> <answer> dragon </answer>\nreward 1' } : {}),
+    }));
+    const writes: number[] = [];
+    for (let step = 1000; step < 1050; step++) {
+      const t = process.hrtime.bigint();
+      await results.saveStep(job.id, step, 2000, sample, trajectories);
+      writes.push(Number(process.hrtime.bigint() - t) / 1e6);
+    }
+    await prisma.$disconnect();
+    const writeMs = median(writes);
+    console.log(`\nworker, per training step: persisting metrics + 64 trajectories takes ${writeMs.toFixed(1)} ms (median of 50) = ${((100 * writeMs) / stepMs).toFixed(1)}% of this job's ${stepMs.toFixed(0)} ms step`);
+  } finally {
+    for (const p of processes) p.kill('SIGKILL');
+    await database.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

@@ -1,0 +1,36 @@
+import { FrozenLakeEnv } from '../src/training/envs/frozenlake';
+import { optimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
+import { getEnvDefinition } from '../src/training/envs/registry';
+import { evaluate } from '../src/training/evaluate';
+import { RandomFormatPolicy } from '../src/training/policy/policy';
+import { Tokenizer } from '../src/training/policy/tokenizer';
+import { Rng } from '../src/training/random';
+import { ContextBuilder } from '../src/training/rollout/context';
+import { evaluationSeed } from '../src/training/seeds';
+import type { JobSpec } from '../src/training/spec/validate';
+
+/**
+ * What a success rate means: a format-valid agent with uniformly random actions on the same
+ * evaluation seeds and budgets, and (FrozenLake) the optimal policy's success by exact dynamic
+ * programming over the same maps with the same action budget (feedback after every action, so
+ * an upper bound for any agent that commits several actions per turn).
+ */
+export function baselines(spec: JobSpec): { random: number; optimal: number | null } {
+  const definition = getEnvDefinition(spec.environment.id);
+  const tokenizer = new Tokenizer(definition.vocabulary(spec.environment.config), definition.actionNames);
+  const contexts = new ContextBuilder(tokenizer, spec.model.config.contextLength - spec.rollout.maxTokensPerTurn, spec.rollout.historyTurns);
+  // Grid environments: the action names do not depend on the episode (the bandit's do).
+  const policy = new RandomFormatPolicy(tokenizer, () => definition.actionNames, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
+  const random = evaluate(policy, definition, spec.environment.config, spec.rollout, tokenizer, contexts, spec.training.evalEpisodes);
+  let optimal: number | null = null;
+  if (spec.environment.id === 'frozenlake') {
+    let total = 0;
+    for (let i = 0; i < spec.training.evalEpisodes; i++) {
+      const env = definition.create(spec.environment.config) as FrozenLakeEnv;
+      env.reset(evaluationSeed(i));
+      total += optimalSuccessProbability(env, spec.rollout.maxActionsPerEpisode);
+    }
+    optimal = total / spec.training.evalEpisodes;
+  }
+  return { random: random.success, optimal };
+}
