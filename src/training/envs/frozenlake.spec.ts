@@ -1,3 +1,4 @@
+import { expectIndependentClone } from '../../../test/support/env-checks';
 import { EpisodeDoneError, InvalidEnvConfigError } from './common';
 import { FrozenLakeEnv, shortestFrozenPath } from './frozenlake';
 import { GRID_ACTIONS, slipOutcomes } from './grid';
@@ -132,15 +133,7 @@ describe('FrozenLakeEnv dynamics', () => {
     const env = new FrozenLakeEnv({ size: 8, frozenProb: 1 });
     env.reset(3);
     env.step('Down');
-    const before = env.render();
-    const copy = env.clone();
-    const actions = ['Right', 'Down', 'Left', 'Up', 'Right', 'Right'];
-    const copyFrames: string[] = [];
-    for (const action of actions) if (!copy.done) copyFrames.push(copy.step(action).observation);
-    expect(env.render()).toBe(before);
-    const frames: string[] = [];
-    for (const action of actions) if (!env.done) frames.push(env.step(action).observation);
-    expect(frames).toEqual(copyFrames);
+    expectIndependentClone(env, ['Right', 'Down', 'Left', 'Up', 'Right', 'Right']);
   });
 
   it('rejects configs outside the bounds', () => {

@@ -1,3 +1,4 @@
+import { expectIndependentClone } from '../../../test/support/env-checks';
 import { EpisodeDoneError, InvalidEnvConfigError } from './common';
 import { SokobanEnv } from './sokoban';
 
@@ -59,15 +60,7 @@ describe('SokobanEnv episodes', () => {
   it('clones are independent and share the future under the same actions', () => {
     const env = new SokobanEnv();
     env.reset(11);
-    const before = env.render();
-    const copy = env.clone();
-    const actions = ['Left', 'Up', 'Right', 'Down', 'Down', 'Left'];
-    const copyFrames: string[] = [];
-    for (const action of actions) if (!copy.done) copyFrames.push(copy.step(action).observation);
-    expect(env.render()).toBe(before);
-    const frames: string[] = [];
-    for (const action of actions) if (!env.done) frames.push(env.step(action).observation);
-    expect(frames).toEqual(copyFrames);
+    expectIndependentClone(env, ['Left', 'Up', 'Right', 'Down', 'Down', 'Left']);
   });
 
   it('rejects configs outside the bounds', () => {
