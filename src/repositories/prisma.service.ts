@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
+import type pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** Injection token for the Postgres connection string (provided by the config module). */
@@ -19,7 +20,7 @@ export const DATABASE_URL = Symbol('DATABASE_URL');
 @Injectable()
 export class PrismaService extends PrismaClient implements OnModuleInit, OnModuleDestroy {
   constructor(@Inject(DATABASE_URL) databaseUrl: string) {
-    super({ adapter: new PrismaPg({ connectionString: databaseUrl }) });
+    super({ adapter: new ResilientPrismaPg({ connectionString: databaseUrl }) });
   }
 
   async onModuleInit(): Promise<void> {
@@ -29,4 +30,65 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
   async onModuleDestroy(): Promise<void> {
     await this.$disconnect();
   }
+}
+
+type PgAdapter = Awaited<ReturnType<PrismaPg['connect']>>;
+type PgTransaction = Awaited<ReturnType<PgAdapter['startTransaction']>>;
+
+/**
+ * `PrismaPg` that gives a transaction's connection back to the pool when the connection breaks
+ * (Postgres restarted or unreachable: DESIGN.md §8).
+ *
+ * Prisma 6.19's transaction manager ends a transaction with `executeRaw('COMMIT' | 'ROLLBACK')`
+ * and only then calls `commit()` / `rollback()`, which release the pooled client. On a dead
+ * connection that statement fails, the release is skipped and the client stays checked out for
+ * ever: each outage that hits a transaction leaks one, until the pool (10) is exhausted and every
+ * query waits for ever, and `$disconnect()` hangs waiting for them. The failed ROLLBACK also
+ * surfaced as an unhandled rejection, which ends the process.
+ *
+ * So a transaction statement that fails on a connection `pg` has marked unusable releases that
+ * client at once (pg-pool then discards it and opens a new one), later releases are no-ops, and
+ * ROLLBACK on such a connection succeeds: Postgres has already aborted a transaction whose
+ * connection is gone. COMMIT still fails, so the caller retries the whole transaction.
+ */
+export class ResilientPrismaPg extends PrismaPg {
+  override async connect(): Promise<PgAdapter> {
+    const adapter = await super.connect();
+    const startTransaction = adapter.startTransaction.bind(adapter);
+    adapter.startTransaction = async (isolationLevel) => guardTransaction(await startTransaction(isolationLevel));
+    return adapter;
+  }
+}
+
+function guardTransaction(transaction: PgTransaction): PgTransaction {
+  const client = (transaction as unknown as { client: pg.PoolClient }).client;
+  const release = client.release;
+  let released = false;
+  client.release = (error?: Error | boolean) => {
+    if (released) return;
+    released = true;
+    release.call(client, error);
+  };
+  const guard = <A extends unknown[], R>(run: (...args: A) => Promise<R>, onBroken: (sql: string) => R | undefined) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await run(...args);
+      } catch (error) {
+        if (!isBroken(client)) throw error;
+        client.release(error instanceof Error ? error : new Error(String(error)));
+        const sql = (args[0] as { sql?: string } | undefined)?.sql ?? '';
+        const result = onBroken(sql);
+        if (result === undefined) throw error;
+        return result;
+      }
+    };
+  transaction.executeRaw = guard(transaction.executeRaw.bind(transaction), (sql) => (/^\s*ROLLBACK\s*$/i.test(sql) ? 0 : undefined));
+  transaction.queryRaw = guard(transaction.queryRaw.bind(transaction), () => undefined);
+  return transaction;
+}
+
+/** Whether `pg` will refuse further queries on this client (the same test pg-pool applies on release). */
+function isBroken(client: pg.PoolClient): boolean {
+  const state = client as unknown as { _queryable?: boolean; _ending?: boolean; _ended?: boolean };
+  return state._queryable === false || state._ending === true || state._ended === true;
 }

@@ -20,10 +20,17 @@ export async function withRetry<T>(
 
 /** Connection-level failures (server down, restarting, network), not constraint or data errors. */
 export function isTransient(error: unknown): boolean {
-  const code = (error as { code?: string })?.code ?? '';
+  // Errors that leave Prisma's driver adapter unwrapped (e.g. from COMMIT in a transaction) are
+  // DriverAdapterErrors: the kind, and for Postgres errors the SQLSTATE, are in `cause`.
+  const cause = (error as { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } })?.cause;
+  const codes = [(error as { code?: unknown })?.code, cause?.code, cause?.originalCode];
   const message = String((error as Error)?.message ?? '');
   return (
-    ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'P1001', 'P1002', 'P1017', 'P2024'].includes(code) ||
-    /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|the database system is (starting up|shutting down)|Can't reach database|Timed out fetching a new connection|connection is closed/i.test(message)
+    codes.some((code) => typeof code === 'string' && TRANSIENT_CODES.has(code)) ||
+    (typeof cause?.kind === 'string' && TRANSIENT_ADAPTER_KINDS.has(cause.kind)) ||
+    /ECONNREFUSED|ECONNRESET|Connection terminated|terminating connection|the database system is (starting up|shutting down|not yet accepting connections)|Can't reach database|Timed out fetching a new connection|connection is closed|connection error and is not queryable/i.test(message)
   );
 }
+
+const TRANSIENT_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', 'P1001', 'P1002', 'P1017', 'P2024']);
+const TRANSIENT_ADAPTER_KINDS = new Set(['DatabaseNotReachable', 'ConnectionClosed', 'SocketTimeout']);

@@ -14,12 +14,11 @@ export interface TestDatabase {
 }
 
 /**
- * Creates an empty database on the server of STARLAB_TEST_DATABASE_URL (default: the local
- * Postgres) and applies every migration under prisma/migrations in order. The SQL is run with
- * `pg` directly: `prisma migrate deploy` would take ~10 s per database.
+ * Creates an empty database on the server of `baseUrl` (default: STARLAB_TEST_DATABASE_URL, else
+ * the local Postgres) and applies every migration under prisma/migrations in order. The SQL is
+ * run with `pg` directly: `prisma migrate deploy` would take ~10 s per database.
  */
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const baseUrl = process.env.STARLAB_TEST_DATABASE_URL ?? DEFAULT_BASE_URL;
+export async function createTestDatabase(baseUrl: string = process.env.STARLAB_TEST_DATABASE_URL ?? DEFAULT_BASE_URL): Promise<TestDatabase> {
   const name = `starlab_test_${process.pid}_${randomBytes(4).toString('hex')}`;
   const url = withDatabase(baseUrl, name);
 
