@@ -22,6 +22,10 @@ async function bootstrap(): Promise<void> {
     await app.close();
     process.exit(0);
   };
+  // During a database outage Prisma 6.19 can leave a rejected promise unhandled inside its
+  // transaction code (seen under load in test/faults). Dying would only turn a blip into a
+  // resume from checkpoint; log it and keep going: writes are retried where they are made.
+  process.on('unhandledRejection', (reason) => new Logger('Worker').error(`unhandled rejection (continuing): ${(reason as Error)?.message ?? reason}`));
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
   await lifecycle.start();

@@ -101,6 +101,15 @@ export class JobRepository {
     return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true, dispatchedDevice: true }, take: limit });
   }
 
+  /** Running jobs whose worker is not among `aliveWorkers` (it stopped heart-beating). */
+  runningOnDeadWorkers(aliveWorkers: string[], limit: number) {
+    return this.prisma.job.findMany({
+      where: { status: 'running', OR: [{ workerId: null }, { workerId: { notIn: aliveWorkers } }] },
+      select: { id: true, workerId: true, dispatchedDevice: true },
+      take: limit,
+    });
+  }
+
   markUndispatched(ids: string[]) {
     return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null, dispatchedDevice: null } });
   }

@@ -3,6 +3,7 @@ import { APP_CONFIG, AppConfig } from '../config/config';
 import { JobRepository } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { SchedulingRepository, SchedulingSnapshot } from '../repositories/scheduling.repository';
+import { WorkerRepository } from '../repositories/worker.repository';
 import { Placement, planAdmission } from './fair-share';
 
 const BATCH = 50;
@@ -27,6 +28,7 @@ export class DispatchService implements OnModuleDestroy {
     private readonly jobs: JobRepository,
     private readonly queue: QueueRepository,
     private readonly scheduling: SchedulingRepository,
+    private readonly workers: WorkerRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -71,13 +73,14 @@ export class DispatchService implements OnModuleDestroy {
   private async pass(): Promise<void> {
     const admitted = await this.scheduling.admitUnderLock(this.settings(), async (snapshot) => {
       const sent: { jobId: string; device: 'gpu' | 'cpu' }[] = [];
-      for (const placement of planAdmission(snapshot.pending, snapshot.users, snapshot.capacity)) {
-        if (!placement.admit) continue;
+      const placements = planAdmission(snapshot.pending, snapshot.users, snapshot.capacity);
+      for (const device of ['gpu', 'cpu'] as const) {
+        const ids = placements.filter((p) => p.admit === device).map((p) => p.jobId);
         try {
-          await this.queue.enqueueTraining(placement.jobId, placement.admit);
-          sent.push({ jobId: placement.jobId, device: placement.admit });
+          await this.queue.enqueueTrainingBatch(ids, device);
+          sent.push(...ids.map((jobId) => ({ jobId, device })));
         } catch {
-          break; // the queue is down: the rest stays stored; the next pass tries again
+          // The queue is down: these stay stored and undispatched; the next pass tries again.
         }
       }
       return sent;
@@ -96,6 +99,29 @@ export class DispatchService implements OnModuleDestroy {
       this.logger.warn(`re-admitting ${lost.length} queued job(s) whose queue entry is gone`);
       await this.jobs.markUndispatched(lost);
       this.again = true;
+    }
+    await this.rescueOrphans();
+  }
+
+  /**
+   * A running job whose worker stopped heart-beating normally comes back through BullMQ's stall
+   * detection. If Redis lost its entry as well, nothing would ever run it again: requeue it
+   * (it resumes from its last checkpoint).
+   */
+  private async rescueOrphans(): Promise<void> {
+    const alive = (await this.workers.alive(this.config.scheduling.workerStaleMs)).map((w) => w.id);
+    for (const job of await this.jobs.runningOnDeadWorkers(alive, BATCH)) {
+      if (job.dispatchedDevice && (await this.queue.hasTrainingJob(job.id, job.dispatchedDevice))) continue;
+      const requeued = await this.jobs.transition(
+        job.id,
+        ['running'],
+        { status: 'queued', dispatchedAt: null, dispatchedDevice: null, workerId: null },
+        { message: `requeued: worker ${job.workerId ?? '?'} stopped answering and the queue entry was lost`, data: { status: 'queued', worker: job.workerId } },
+      );
+      if (requeued) {
+        this.logger.warn(`job ${job.id}: requeued from dead worker ${job.workerId}`);
+        this.again = true;
+      }
     }
   }
 

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CheckpointView, EventsQuery, JobEventView, MetricsQuery, TrajectoriesQuery } from '../api/jobs.dto';
 import { JobRepository } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
@@ -14,7 +14,10 @@ const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
 /** Reading what a job produced: metrics, events (and their live stream), trajectories, checkpoints. */
 @Injectable()
-export class ResultsService {
+export class ResultsService implements OnModuleDestroy {
+  /** Aborted on shutdown: open streams end (clients resume with Last-Event-ID), so the HTTP server can drain. */
+  private readonly closing = new AbortController();
+
   constructor(
     private readonly jobService: JobService,
     private readonly jobs: JobRepository,
@@ -50,6 +53,7 @@ export class ResultsService {
    */
   async *follow(principal: Principal, jobId: string, afterId: bigint, signal: AbortSignal, pollMs = 500): AsyncGenerator<JobEventView> {
     await this.jobService.readable(principal, jobId);
+    signal = AbortSignal.any([signal, this.closing.signal]);
     let cursor = afterId;
     while (!signal.aborted) {
       const rows = await this.jobs.eventsAfter(jobId, cursor, 500);
@@ -64,8 +68,20 @@ export class ResultsService {
         for (const row of tail) yield toEventView(row);
         return;
       }
-      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      await new Promise<void>((resolve) => {
+        const done = () => {
+          clearTimeout(timer);
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const timer = setTimeout(done, pollMs);
+        signal.addEventListener('abort', done, { once: true });
+      });
     }
+  }
+
+  onModuleDestroy(): void {
+    this.closing.abort();
   }
 
   async warnings(principal: Principal, jobId: string, query: WarningsQuery) {

@@ -20,7 +20,7 @@ describe('worker failure (real processes)', () => {
     expect(resumeStep).toBeGreaterThanOrEqual(4);
     expect(resumeStep).toBeLessThanOrEqual(killedAt);
 
-    stack.startWorker('rescuer');
+    const rescuer = stack.startWorker('rescuer');
     const done = await stack.waitForJob(job.id, (j) => ['succeeded', 'failed'].includes(j.status), 90_000);
     expect(done).toMatchObject({ status: 'succeeded', attempt: 2, worker: 'rescuer', currentStep: 30 });
 
@@ -30,6 +30,9 @@ describe('worker failure (real processes)', () => {
     expect(trajectories.body.data).toHaveLength(30 * 4 * 4);
     const events = (await stack.request('GET', `/v1/jobs/${job.id}/events?limit=1000`)).body.data.map((e: { message: string }) => e.message);
     expect(events).toContain(`running on rescuer (attempt 2, resuming from step ${resumeStep})`);
+    // Leave no worker behind: the next test needs its job on the worker it stops.
+    rescuer.kill('SIGTERM');
+    expect(await rescuer.exited).toBe(0);
   }, 180_000);
 
   it('checkpoints, requeues and exits on SIGTERM; the job finishes on the next worker', async () => {
