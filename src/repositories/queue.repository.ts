@@ -65,6 +65,12 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
     await this.trainingQueue(device).add('train', { jobId }, { jobId, removeOnComplete: true, removeOnFail: true });
   }
 
+  /** Many at once (one round trip): what an admission pass sends. */
+  async enqueueTrainingBatch(jobIds: string[], device: WorkerDevice): Promise<void> {
+    if (jobIds.length === 0) return;
+    await this.trainingQueue(device).addBulk(jobIds.map((jobId) => ({ name: 'train', data: { jobId }, opts: { jobId, removeOnComplete: true, removeOnFail: true } })));
+  }
+
   /** Whether the carrier of a job is in Redis (lost after a Redis restart without persistence). */
   async hasTrainingJob(jobId: string, device: WorkerDevice): Promise<boolean> {
     return (await this.trainingQueue(device).getJob(jobId)) !== undefined;

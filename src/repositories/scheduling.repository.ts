@@ -36,8 +36,9 @@ export class SchedulingRepository {
         if (!locked) return null;
         const admitted = await admit(await this.snapshot(settings, tx));
         const now = new Date();
-        for (const { jobId, device } of admitted) {
-          await tx.job.updateMany({ where: { id: jobId, status: 'queued', dispatchedAt: null }, data: { dispatchedAt: now, dispatchedDevice: device } });
+        for (const device of ['gpu', 'cpu'] as const) {
+          const ids = admitted.filter((a) => a.device === device).map((a) => a.jobId);
+          if (ids.length > 0) await tx.job.updateMany({ where: { id: { in: ids }, status: 'queued', dispatchedAt: null }, data: { dispatchedAt: now, dispatchedDevice: device } });
         }
         return admitted.length;
       },
