@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import IORedis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
@@ -7,15 +7,21 @@ import { APP_CONFIG, AppConfig } from '../config/config';
  * limiter, not a record: while it is unreachable, requests are not limited.
  */
 @Injectable()
-export class RateLimitRepository implements OnModuleDestroy {
+export class RateLimitRepository implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimitRepository.name);
   private redis: IORedis | null = null;
 
   constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
 
+  /** Connect at boot (best effort), so limits apply from the first request. */
+  async onModuleInit(): Promise<void> {
+    await Promise.race([this.client().connect().catch(() => undefined), new Promise((resolve) => setTimeout(resolve, 2000))]);
+  }
+
   private client(): IORedis {
     if (!this.redis) {
-      this.redis = new IORedis(this.config.redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 1, lazyConnect: false });
+      // No offline queue: while Redis is down a request is not held back, it is just not counted.
+      this.redis = new IORedis(this.config.redisUrl, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 1 });
       this.redis.on('error', (error) => this.logger.debug(`redis: ${error.message}`));
     }
     return this.redis;
