@@ -25,6 +25,7 @@ interface Run {
   preset: string;
   warmup: 'demonstrations' | 'format';
   steps: number;
+  seed?: number;
 }
 
 interface Result extends Run {
@@ -43,10 +44,10 @@ function specFor(run: Run) {
   return parseJobSpec({
     name: `bench-${run.env}-${run.preset}-${run.warmup}`,
     environment: { id: run.env, config: run.env === 'frozenlake' ? { slippery: run.slippery ?? true } : {} },
-    algorithm: { id: run.preset, config: { miniBatches: 4 } },
+    algorithm: { id: run.preset, config: { miniBatches: 4, entropyCoef: 0.003 } },
     model: { config: { layers: 2, dModel: 32, heads: 2, contextLength: grid + 8 + 24 } },
     rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
-    training: { steps: run.steps, seed: 1, evalEvery: 25, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: run.warmup, steps: 150 } },
+    training: { steps: run.steps, seed: run.seed ?? 1, lrSchedule: 'cosine', evalEvery: 25, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: run.warmup, steps: 150 } },
   });
 }
 

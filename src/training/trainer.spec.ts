@@ -3,7 +3,7 @@ import { useTestBackend } from '../../test/support/tf';
 import { loadPolicyFromCheckpoint } from './checkpoint';
 import type { Metrics } from './signals/step-metrics';
 import { parseJobSpec } from './spec/validate';
-import { Trainer } from './trainer';
+import { Trainer, learningRateScale } from './trainer';
 
 /** A job small enough to run a handful of real steps in seconds: critic, reference and KL all on. */
 const tinySpec = (overrides: Record<string, unknown> = {}) =>
@@ -88,4 +88,13 @@ describe('Trainer', () => {
     expect(model.config.vocabSize).toBe(tokenizer.size);
     model.dispose();
   }, 120_000);
+});
+
+describe('learningRateScale', () => {
+  it('is 1 throughout for constant, and a half cosine from 1 to 0.1 for cosine', () => {
+    expect([1, 50, 200].map((step) => learningRateScale('constant', step, 200))).toEqual([1, 1, 1]);
+    expect(learningRateScale('cosine', 1, 3)).toBeCloseTo(0.1 + 0.9 * 0.5 * (1 + Math.cos(0)), 12); // 1
+    expect(learningRateScale('cosine', 2, 3)).toBeCloseTo(0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI / 2)), 12); // 0.55
+    expect(learningRateScale('cosine', 3, 3)).toBeCloseTo(0.1 + 0.9 * 0.5 * (1 + Math.cos(Math.PI)), 12); // 0.1
+  });
 });

@@ -46,14 +46,12 @@ export interface TrainerResult {
 }
 
 /**
- * Supervised warm-up schedule: linear ramp over the first 10% of steps, then cosine decay to 10%
- * of the base rate. With a constant rate the imitation loss plateaued for some seeds
- * (FrozenLake, d=48: 0.35 vs 0.23 after 150 steps, eval success 0.15 vs 0.48).
+ * Learning-rate multiplier at RL step `step` of `total`: 1 for `constant`; for `cosine`, a half
+ * cosine from 1 down to 0.1, which damps the late, large updates that destabilised long runs.
  */
-export function warmupLearningRate(base: number, step: number, total: number): number {
-  const ramp = Math.min(1, (step + 1) / Math.max(1, Math.round(0.1 * total)));
-  const cosine = 0.5 * (1 + Math.cos((Math.PI * step) / Math.max(1, total)));
-  return base * ramp * (0.1 + 0.9 * cosine);
+export function learningRateScale(schedule: 'constant' | 'cosine', step: number, total: number): number {
+  if (schedule === 'constant') return 1;
+  return 0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * (step - 1)) / Math.max(1, total - 1)));
 }
 
 const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const;
@@ -181,7 +179,6 @@ export class Trainer {
     const losses: number[] = [];
     const started = Date.now();
     for (let i = 0; i < warmup.steps; i++) {
-      optimizer.learningRate = warmupLearningRate(warmup.learningRate, i, warmup.steps);
       const rows = scriptedExamples(warmup.kind, this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
       if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
       losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM));
@@ -198,6 +195,9 @@ export class Trainer {
   private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
     const { rollout: r, training, algorithm, environment } = this.spec;
     const started = Date.now();
+    const scale = learningRateScale(training.lrSchedule, this.state.step + 1, training.steps);
+    this.learner.actorOptimizer.learningRate = training.learningRate * scale;
+    if (this.learner.criticOptimizer) this.learner.criticOptimizer.learningRate = training.learningRate * algorithm.config.criticLearningRateScale * scale;
     const requests = [];
     for (let group = 0; group < r.groups; group++) {
       const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);

@@ -4,7 +4,7 @@ import { Rng } from '../random';
 import { generate } from './generate';
 import { TransformerLM } from './transformer';
 
-const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4 };
+const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4, rope: true };
 
 describe('TransformerLM', () => {
   let model: TransformerLM;

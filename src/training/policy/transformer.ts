@@ -12,6 +12,18 @@ export interface TransformerConfig {
   heads: number;
   /** Hidden width of the feed-forward block as a multiple of dModel. */
   ffnMultiplier: number;
+  /**
+   * Rotary position embeddings on queries and keys (Su et al. 2021, RoFormer), on top of the
+   * learned absolute ones: attention then also sees relative offsets, so "the cell below"
+   * (offset +width+1 in a rendered grid) means the same thing at every position.
+   */
+  rope?: boolean;
+}
+
+/** cos and sin of the rotation angles, [B or 1, 1, T, dh/2]. */
+interface Rotation {
+  cos: tf.Tensor4D;
+  sin: tf.Tensor4D;
 }
 
 /** Keys and values of every layer for the tokens seen so far, one row per sequence. */
@@ -68,6 +80,8 @@ export class TransformerLM {
   private readonly bValue: tf.Variable;
   /** Added to the logits: NEG_INF on tokens the policy must never emit. */
   private readonly logitBias: tf.Tensor1D;
+  /** RoPE tables [contextLength, dh/2], or null without RoPE. */
+  private readonly ropeTables: { cos: tf.Tensor2D; sin: tf.Tensor2D } | null;
 
   constructor(config: TransformerConfig, seed: number, forbiddenTokenIds: readonly number[] = []) {
     if (config.dModel % config.heads !== 0) throw new Error('dModel must be divisible by heads');
@@ -104,6 +118,7 @@ export class TransformerLM {
     const bias = new Float32Array(V);
     for (const id of forbiddenTokenIds) bias[id] = NEG_INF;
     this.logitBias = tf.tensor1d(bias);
+    this.ropeTables = config.rope ? ropeTables(P, d / config.heads) : null;
   }
 
   /** Trainable variables by stable name (checkpoint order). */
@@ -132,6 +147,7 @@ export class TransformerLM {
   dispose(): void {
     for (const v of this.variables.values()) v.dispose();
     this.logitBias.dispose();
+    if (this.ropeTables) tf.dispose([this.ropeTables.cos, this.ropeTables.sin]);
   }
 
   /**
@@ -145,9 +161,10 @@ export class TransformerLM {
       const positions = tf.slice(this.positionEmbedding, [0, 0], [T, this.config.dModel]);
       let x = tf.add(this.embed(tokens), positions) as tf.Tensor3D;
       const causal = causalBias(T); // [T, T]
+      const rotation = this.ropeTables ? this.rotationFor(null, T) : null;
       for (const block of this.blocks) {
-        x = this.block(block, x, (q) => {
-          const { keys, values } = this.splitKv(block, q.normed);
+        x = this.block(block, x, rotation, (q) => {
+          const { keys, values } = this.splitKv(block, q.normed, rotation);
           return { keys, values, bias: causal };
         });
       }
@@ -185,11 +202,12 @@ export class TransformerLM {
       let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
       // [B, 1, L, L]: causal and no attention to padding.
       const bias = tf.add(causalBias(L), paddingBias(keyMask)) as tf.Tensor4D;
+      const rotation = this.ropeTables ? this.rotationFor(positions, L) : null;
       const collectedKeys: tf.Tensor4D[] = [];
       const collectedValues: tf.Tensor4D[] = [];
       for (const block of this.blocks) {
-        x = this.block(block, x, (q) => {
-          const kv = this.splitKv(block, q.normed);
+        x = this.block(block, x, rotation, (q) => {
+          const kv = this.splitKv(block, q.normed, rotation);
           collectedKeys.push(kv.keys);
           collectedValues.push(kv.values);
           return { ...kv, bias };
@@ -219,9 +237,10 @@ export class TransformerLM {
       const positions = tf.tensor2d(Int32Array.from(cache.nextPosition), [B, 1], 'int32');
       let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
       const bias = paddingBias(keyMask); // [B, 1, 1, S+1]
+      const rotation = this.ropeTables ? this.rotationFor(positions, 1) : null;
       this.blocks.forEach((block, l) => {
-        x = this.block(block, x, (q) => {
-          const kv = this.splitKv(block, q.normed);
+        x = this.block(block, x, rotation, (q) => {
+          const kv = this.splitKv(block, q.normed, rotation);
           const k = tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D;
           const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
           keys.push(tf.keep(k));
@@ -257,6 +276,20 @@ export class TransformerLM {
     return tf.reshape(matMul(oneHot, this.tokenEmbedding), [B, T, this.config.dModel]);
   }
 
+  /** Rotation for positions 0..T−1 (positions null) or per row ([B, T] position ids). */
+  private rotationFor(positions: tf.Tensor2D | null, T: number): Rotation {
+    const { cos, sin } = this.ropeTables!;
+    const half = cos.shape[1];
+    if (!positions) {
+      const pick = (table: tf.Tensor2D) => tf.reshape(tf.slice(table, [0, 0], [T, half]), [1, 1, T, half]) as tf.Tensor4D;
+      return { cos: pick(cos), sin: pick(sin) };
+    }
+    const B = positions.shape[0];
+    const oneHot = tf.oneHot(tf.reshape(positions, [B * T]) as tf.Tensor1D, this.config.contextLength);
+    const pick = (table: tf.Tensor2D) => tf.reshape(tf.matMul(oneHot, table), [B, 1, T, half]) as tf.Tensor4D;
+    return { cos: pick(cos), sin: pick(sin) };
+  }
+
   private embedPositions(positions: tf.Tensor2D): tf.Tensor3D {
     const [B, T] = positions.shape;
     const oneHot = tf.oneHot(tf.reshape(positions, [B * T]) as tf.Tensor1D, this.config.contextLength);
@@ -267,6 +300,7 @@ export class TransformerLM {
   private block(
     block: Layer,
     x: tf.Tensor3D,
+    rotation: Rotation | null,
     attendTo: (q: { normed: tf.Tensor3D }) => { keys: tf.Tensor4D; values: tf.Tensor4D; bias: tf.Tensor },
   ): tf.Tensor3D {
     const [B, T, d] = x.shape;
@@ -274,7 +308,7 @@ export class TransformerLM {
     const dh = d / H;
     const normed = layerNorm(x, block.ln1Gamma, block.ln1Beta);
     const query = this.project(normed, block.wQkv, block.bQkv, 0, d);
-    const q = tf.transpose(tf.reshape(query, [B, T, H, dh]), [0, 2, 1, 3]); // [B, H, T, dh]
+    const q = rotate(tf.transpose(tf.reshape(query, [B, T, H, dh]), [0, 2, 1, 3]) as tf.Tensor4D, rotation); // [B, H, T, dh]
     const { keys, values, bias } = attendTo({ normed });
     const scores = tf.add(tf.mul(matMul(q, keys), 1 / Math.sqrt(dh)), bias);
     const attended = matMul(tf.softmax(scores), values); // [B, H, T, dh]
@@ -291,12 +325,13 @@ export class TransformerLM {
    * Keys as [B, H, dh, T] (already transposed for q·kᵀ, which keeps the wasm matMul on its fast
    * path and lets the cache grow along its last axis) and values as [B, H, T, dh].
    */
-  private splitKv(block: Layer, normed: tf.Tensor3D): { keys: tf.Tensor4D; values: tf.Tensor4D } {
+  private splitKv(block: Layer, normed: tf.Tensor3D, rotation: Rotation | null): { keys: tf.Tensor4D; values: tf.Tensor4D } {
     const [B, T, d] = normed.shape;
     const H = this.config.heads;
     const split = (t: tf.Tensor2D) => tf.reshape(t, [B, T, H, d / H]);
+    const keys = rotate(tf.transpose(split(this.project(normed, block.wQkv, block.bQkv, d, d)), [0, 2, 1, 3]) as tf.Tensor4D, rotation);
     return {
-      keys: tf.transpose(split(this.project(normed, block.wQkv, block.bQkv, d, d)), [0, 2, 3, 1]) as tf.Tensor4D,
+      keys: tf.transpose(keys, [0, 1, 3, 2]) as tf.Tensor4D,
       values: tf.transpose(split(this.project(normed, block.wQkv, block.bQkv, 2 * d, d)), [0, 2, 1, 3]) as tf.Tensor4D,
     };
   }
@@ -341,6 +376,31 @@ export class TransformerLM {
 
 export function disposeCache(cache: KvCache): void {
   tf.dispose([...cache.keys, ...cache.values, cache.keyMask]);
+}
+
+/** RoPE angle tables: θ_{p,i} = p · 10000^(−2i/dh) for i < dh/2. */
+function ropeTables(positions: number, headDim: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+  const half = headDim / 2;
+  const cos = new Float32Array(positions * half);
+  const sin = new Float32Array(positions * half);
+  for (let p = 0; p < positions; p++) {
+    for (let i = 0; i < half; i++) {
+      const angle = p * 10000 ** (-(2 * i) / headDim);
+      cos[p * half + i] = Math.cos(angle);
+      sin[p * half + i] = Math.sin(angle);
+    }
+  }
+  return { cos: tf.tensor2d(cos, [positions, half]), sin: tf.tensor2d(sin, [positions, half]) };
+}
+
+/** Rotates each (x_i, x_{i+dh/2}) pair of the last axis by its angle ("rotate half" form). */
+function rotate(x: tf.Tensor4D, rotation: Rotation | null): tf.Tensor4D {
+  if (!rotation) return x;
+  const [B, H, T, dh] = x.shape;
+  const half = dh / 2;
+  const x1 = tf.slice(x, [0, 0, 0, 0], [B, H, T, half]);
+  const x2 = tf.slice(x, [0, 0, 0, half], [B, H, T, half]);
+  return tf.concat([tf.sub(tf.mul(x1, rotation.cos), tf.mul(x2, rotation.sin)), tf.add(tf.mul(x2, rotation.cos), tf.mul(x1, rotation.sin))], 3) as tf.Tensor4D;
 }
 
 function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor): tf.Tensor3D {

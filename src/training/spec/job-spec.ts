@@ -20,6 +20,7 @@ export const ModelConfigSchema = Type.Object(
     heads: int(1, 8, 2, 'attention heads'),
     ffnMultiplier: int(1, 8, 4, 'feed-forward width as a multiple of dModel'),
     contextLength: int(32, 512, 128, 'positions the model attends over: history + observation + response'),
+    rope: bool(true, 'rotary position embeddings besides the learned ones (relative offsets, e.g. grid neighbours)'),
   },
   strict,
 );
@@ -60,6 +61,12 @@ export const TrainingSchema = Type.Object(
     steps: int(1, 10000, 200, 'RL steps'),
     seed: int(0, 2147483647, 1, 'seed of every random draw in the job'),
     learningRate: num(1e-7, 0.1, 1e-3, 'actor learning rate (Adam)'),
+    lrSchedule: Type.Optional(
+      Type.Union([Type.Literal('constant'), Type.Literal('cosine')], {
+        default: 'constant',
+        description: 'cosine: decay the actor and critic learning rates to 10% over the RL steps',
+      }),
+    ),
     evalEvery: int(0, 10000, 10, 'evaluate every N steps (0: after the warm-up and at the end only)'),
     evalEpisodes: int(1, 1024, 128, 'evaluation episodes on fixed held-out seeds'),
     evalTemperature: num(0, 2, 0, 'sampling temperature of evaluation (0 = greedy)'),

@@ -16,7 +16,7 @@ describe('parseJobSpec', () => {
     const spec = parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' } });
     expect(spec.name).toBe('frozenlake-starpo-s');
     expect(spec.environment.config).toEqual({ size: 4, frozenProb: 0.8, slippery: true });
-    expect(spec.model.config).toEqual({ layers: 2, dModel: 64, heads: 2, ffnMultiplier: 4, contextLength: 128 });
+    expect(spec.model.config).toEqual({ layers: 2, dModel: 64, heads: 2, ffnMultiplier: 4, contextLength: 128, rope: true });
     expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 32, think: true });
     expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, evalEvery: 10, evalEpisodes: 128, checkpointEvery: 20 });
     expect(spec.training.warmup.kind).toBe('demonstrations');

@@ -98,6 +98,8 @@ function crossFieldErrors(spec: JobSpec, hasExpert: boolean): FieldError[] {
   }
   if (model.config.dModel % model.config.heads !== 0) {
     errors.push({ field: 'model.config.heads', message: `must divide model.config.dModel (${model.config.dModel})` });
+  } else if (model.config.rope && (model.config.dModel / model.config.heads) % 2 !== 0) {
+    errors.push({ field: 'model.config.heads', message: 'with rope, dModel / heads must be even' });
   }
   const minContext = rollout.maxTokensPerTurn + MIN_PROMPT_TOKENS;
   if (model.config.contextLength < minContext) {
