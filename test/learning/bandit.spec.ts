@@ -1,5 +1,4 @@
-import { parseJobSpec } from '../../src/training/spec/validate';
-import { Trainer } from '../../src/training/trainer';
+import { evalSuccessCurve } from '../support/learning';
 import { useTestBackend } from '../support/tf';
 
 /**
@@ -12,24 +11,18 @@ describe('learning: Bandit with StarPO-S from the format warm-up', () => {
   beforeAll(useTestBackend);
 
   it('chooses the high arm in at least 90% of evaluation episodes', async () => {
-    const spec = parseJobSpec({
-      environment: { id: 'bandit' },
-      algorithm: { id: 'starpo-s' },
-      model: { config: { dModel: 32, contextLength: 48 } },
-      rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
-      training: { steps: 60, seed: 1, evalEvery: 20, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: 'format', steps: 120 } },
-    });
-    const trainer = await Trainer.create(spec);
-    const evals = new Map<number, number>();
-    await trainer.run({
-      onStep: (step, m) => {
-        if (m['eval/success'] !== undefined) evals.set(step, m['eval/success']);
+    const evals = await evalSuccessCurve(
+      {
+        environment: { id: 'bandit' },
+        algorithm: { id: 'starpo-s' },
+        model: { config: { dModel: 32, contextLength: 48 } },
+        rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
+        training: { steps: 60, seed: 1, evalEvery: 20, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: 'format', steps: 120 } },
       },
-    });
-    trainer.dispose();
+      'bandit',
+    );
     const afterWarmup = evals.get(0)!;
     const final = evals.get(60)!;
-    console.log(`bandit eval success: after warm-up ${afterWarmup.toFixed(3)}, after RL ${final.toFixed(3)}`);
     // The format warm-up has no preference between the arms (≈ half of valid answers).
     expect(afterWarmup).toBeLessThan(0.7);
     expect(final).toBeGreaterThanOrEqual(0.9);

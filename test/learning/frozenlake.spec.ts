@@ -1,5 +1,4 @@
-import { parseJobSpec } from '../../src/training/spec/validate';
-import { Trainer } from '../../src/training/trainer';
+import { evalSuccessCurve } from '../support/learning';
 import { useTestBackend } from '../support/tf';
 
 /**
@@ -16,24 +15,18 @@ describe('learning: non-slippery FrozenLake with StarPO-S from demonstrations', 
   beforeAll(useTestBackend);
 
   it('rises by at least 0.2 over the warm-up policy and reaches 0.8 eval success', async () => {
-    const spec = parseJobSpec({
-      environment: { id: 'frozenlake', config: { slippery: false } },
-      algorithm: { id: 'starpo-s', config: { miniBatches: 4, entropyCoef: 0.003 } },
-      model: { config: { layers: 2, dModel: 32, heads: 2, contextLength: 64 } },
-      rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
-      training: { steps: 250, seed: 1, lrSchedule: 'cosine', evalEvery: 50, evalEpisodes: 128, evalTemperature: 1, checkpointEvery: 0, warmup: { kind: 'demonstrations', steps: 150 } },
-    });
-    const trainer = await Trainer.create(spec);
-    const evals = new Map<number, number>();
-    await trainer.run({
-      onStep: (step, m) => {
-        if (m['eval/success'] !== undefined) evals.set(step, m['eval/success']);
+    const evals = await evalSuccessCurve(
+      {
+        environment: { id: 'frozenlake', config: { slippery: false } },
+        algorithm: { id: 'starpo-s', config: { miniBatches: 4, entropyCoef: 0.003 } },
+        model: { config: { layers: 2, dModel: 32, heads: 2, contextLength: 64 } },
+        rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
+        training: { steps: 250, seed: 1, lrSchedule: 'cosine', evalEvery: 50, evalEpisodes: 128, evalTemperature: 1, checkpointEvery: 0, warmup: { kind: 'demonstrations', steps: 150 } },
       },
-    });
-    trainer.dispose();
+      'frozenlake',
+    );
     const afterWarmup = evals.get(0)!;
     const final = evals.get(250)!;
-    console.log(`frozenlake eval success by step: ${[...evals].map(([s, v]) => `${s}:${v.toFixed(3)}`).join('  ')}`);
     expect(final - afterWarmup).toBeGreaterThanOrEqual(0.2);
     expect(final).toBeGreaterThanOrEqual(0.8);
   }, 900_000);
