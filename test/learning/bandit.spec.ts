@@ -17,12 +17,12 @@ describe('learning: Bandit with StarPO-S from the format warm-up', () => {
         algorithm: { id: 'starpo-s' },
         model: { config: { dModel: 32, contextLength: 48 } },
         rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
-        training: { steps: 60, seed: 1, evalEvery: 20, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: 'format', steps: 120 } },
+        training: { steps: 160, seed: 1, evalEvery: 40, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: 'format', steps: 120 } },
       },
       'bandit',
     );
     const afterWarmup = evals.get(0)!;
-    const final = evals.get(60)!;
+    const final = evals.get(160)!;
     // The format warm-up has no preference between the arms (≈ half of valid answers).
     expect(afterWarmup).toBeLessThan(0.7);
     expect(final).toBeGreaterThanOrEqual(0.9);
