@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import { ApiKeysController } from './api/api-keys.controller';
+import { AuditController } from './api/audit.controller';
 import { ApiKeyGuard } from './api/auth.guard';
 import { CatalogController } from './api/catalog.controller';
 import { CheckpointsController } from './api/checkpoints.controller';
@@ -13,6 +14,7 @@ import { UsersController } from './api/users.controller';
 import { WebhooksController } from './api/webhooks.controller';
 import { CoreModule } from './core.module';
 import { ApiKeyService } from './services/api-key.service';
+import { AuditService } from './services/audit.service';
 import { AuthService } from './services/auth.service';
 import { CatalogService } from './services/catalog.service';
 import { DispatchService } from './services/dispatch.service';
@@ -29,10 +31,11 @@ import { WebhookService } from './services/webhook.service';
 /** The HTTP API process: validates, stores, dispatches and reads; never trains. */
 @Module({
   imports: [CoreModule],
-  controllers: [JobsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, WebhooksController, OperationsController],
+  controllers: [JobsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, AuditController, WebhooksController, OperationsController],
   providers: [
     AuthService,
     ApiKeyService,
+    AuditService,
     UserService,
     TeamService,
     CatalogService,

@@ -1,5 +1,6 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, loadConfig } from './config/config';
+import { AuditRepository } from './repositories/audit.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { JobRepository } from './repositories/job.repository';
 import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
@@ -11,7 +12,7 @@ import { UsageRepository } from './repositories/usage.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository];
+const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

@@ -7,6 +7,7 @@ import { JobSpecSchema } from '../training/spec/job-spec';
 import { toJsonSchema } from '../services/json-schema';
 import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from './jobs.dto';
 import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from './api-keys.dto';
+import { AuditEventListSchema, AuditEventSchema } from './audit.dto';
 import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from './teams.dto';
 import { CreatedUserSchema, CreateUserSchema, UpdateUserSchema, UserListSchema, UserSchema } from './users.dto';
 import { QueueViewSchema, UsageViewSchema } from './queue.dto';
@@ -77,6 +78,8 @@ const COMPONENTS = {
   UpdateTeam: UpdateTeamSchema,
   Team: TeamSchema,
   TeamList: TeamListSchema,
+  AuditEvent: AuditEventSchema,
+  AuditEventList: AuditEventListSchema,
   Principal: Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) }),
   Health: Type.Object({ status: Type.Literal('ok') }),
   Readiness: Type.Object({ status: Type.String(), database: Type.String(), redis: Type.String() }),

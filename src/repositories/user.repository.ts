@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma, Role } from '../generated/prisma/client';
+import { AuditOf, AuditRepository } from './audit.repository';
 import { PrismaService } from './prisma.service';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,10 +25,16 @@ export type UserRow = Prisma.UserGetPayload<{ include: typeof WITH_TEAM }>;
 export type TeamRow = Prisma.TeamGetPayload<{ include: typeof WITH_MEMBER_COUNT }>;
 export type ApiKeyRow = Prisma.ApiKeyGetPayload<object>;
 
-/** Users, teams and API keys. */
+/**
+ * Users, teams and API keys. Every change takes the audit entry it records (`audit`, built from
+ * what was written) and stores it in the same transaction.
+ */
 @Injectable()
 export class UserRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly audits: AuditRepository,
+  ) {}
 
   /** The live key with this hash and its user (null when unknown or revoked). */
   findActiveKey(hash: string) {
@@ -47,9 +54,13 @@ export class UserRepository {
   }
 
   /** Creates the user (and the team if new) with a first API key, atomically; null when the name is taken. */
-  createUserWithKey(user: { name: string; role: Role; team?: string; maxRunningJobs?: number; maxQueuedJobs?: number }, key: KeyData) {
+  createUserWithKey(
+    user: { name: string; role: Role; team?: string; maxRunningJobs?: number; maxQueuedJobs?: number },
+    key: KeyData,
+    audit: AuditOf<{ user: UserRow; apiKey: ApiKeyRow }>,
+  ) {
     return nullOnUniqueViolation(
-      this.prisma.$transaction(async (tx) => {
+      this.audited(audit, async (tx) => {
         const team = user.team ? await tx.team.upsert({ where: { name: user.team }, create: { name: user.team }, update: {} }) : null;
         const created = await tx.user.create({
           data: { name: user.name, role: user.role, teamId: team?.id, maxRunningJobs: user.maxRunningJobs, maxQueuedJobs: user.maxQueuedJobs },
@@ -62,8 +73,8 @@ export class UserRepository {
   }
 
   /** Applies the changes (creating a named team if new); undefined fields are left as they are. */
-  updateUser(id: string, changes: UserChanges): Promise<UserRow> {
-    return this.prisma.$transaction(async (tx) => {
+  updateUser(id: string, changes: UserChanges, audit: AuditOf<UserRow>): Promise<UserRow> {
+    return this.audited(audit, async (tx) => {
       let teamId: string | null | undefined;
       if (changes.team === null) teamId = null;
       else if (changes.team !== undefined) teamId = (await tx.team.upsert({ where: { name: changes.team }, create: { name: changes.team }, update: {} })).id;
@@ -76,8 +87,8 @@ export class UserRepository {
   }
 
   /** Sets or clears disabledAt; a disabled user's keys are refused by findActiveKey's caller. */
-  setUserDisabled(id: string, disabledAt: Date | null): Promise<UserRow> {
-    return this.prisma.user.update({ where: { id }, data: { disabledAt }, include: WITH_TEAM });
+  setUserDisabled(id: string, disabledAt: Date | null, audit: AuditOf<UserRow>): Promise<UserRow> {
+    return this.audited(audit, (tx) => tx.user.update({ where: { id }, data: { disabledAt }, include: WITH_TEAM }));
   }
 
   /** Enabled admins other than `exceptUserId`. */
@@ -86,17 +97,18 @@ export class UserRepository {
   }
 
   /** Makes sure an admin key with this hash exists (the configured bootstrap key). */
-  async ensureAdminKey(userName: string, key: KeyData): Promise<boolean> {
+  async ensureAdminKey(userName: string, key: KeyData, audit: AuditOf<ApiKeyRow>): Promise<boolean> {
     return this.prisma.$transaction(async (tx) => {
       if (await tx.apiKey.findUnique({ where: { hash: key.hash } })) return false;
       const admin = await tx.user.upsert({ where: { name: userName }, create: { name: userName, role: 'admin' }, update: {} });
-      await tx.apiKey.create({ data: { userId: admin.id, ...key } });
+      const created = await tx.apiKey.create({ data: { userId: admin.id, ...key } });
+      await this.audits.record(tx, audit(created));
       return true;
     });
   }
 
-  createKey(userId: string, key: KeyData): Promise<ApiKeyRow> {
-    return this.prisma.apiKey.create({ data: { userId, ...key } });
+  createKey(userId: string, key: KeyData, audit: AuditOf<ApiKeyRow>): Promise<ApiKeyRow> {
+    return this.audited(audit, (tx) => tx.apiKey.create({ data: { userId, ...key } }));
   }
 
   /** All keys of the user, revoked ones included, oldest first. */
@@ -108,15 +120,22 @@ export class UserRepository {
     return this.prisma.apiKey.findUnique({ where: { id } });
   }
 
-  /** Revokes the key unless it already is (the first revocation time is kept); returns the row. */
-  async revokeKey(id: string, at: Date): Promise<ApiKeyRow | null> {
-    await this.prisma.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
-    return this.findKey(id);
+  /**
+   * Revokes the key unless it already is (the first revocation time is kept); true when this
+   * call revoked it, and only then is the change audited.
+   */
+  revokeKey(id: string, at: Date, audit: AuditOf<ApiKeyRow>): Promise<boolean> {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.apiKey.updateMany({ where: { id, revokedAt: null }, data: { revokedAt: at } });
+      if (count === 0) return false;
+      await this.audits.record(tx, audit(await tx.apiKey.findUniqueOrThrow({ where: { id } })));
+      return true;
+    });
   }
 
   /** null when the name is taken. */
-  createTeam(team: { name: string; shareJobs: boolean }): Promise<TeamRow | null> {
-    return nullOnUniqueViolation(this.prisma.team.create({ data: team, include: WITH_MEMBER_COUNT }));
+  createTeam(team: { name: string; shareJobs: boolean }, audit: AuditOf<TeamRow>): Promise<TeamRow | null> {
+    return nullOnUniqueViolation(this.audited(audit, (tx) => tx.team.create({ data: team, include: WITH_MEMBER_COUNT })));
   }
 
   findTeam(idOrName: string): Promise<TeamRow | null> {
@@ -128,8 +147,17 @@ export class UserRepository {
   }
 
   /** null when the new name is taken. */
-  updateTeam(id: string, changes: { name?: string; shareJobs?: boolean }): Promise<TeamRow | null> {
-    return nullOnUniqueViolation(this.prisma.team.update({ where: { id }, data: changes, include: WITH_MEMBER_COUNT }));
+  updateTeam(id: string, changes: { name?: string; shareJobs?: boolean }, audit: AuditOf<TeamRow>): Promise<TeamRow | null> {
+    return nullOnUniqueViolation(this.audited(audit, (tx) => tx.team.update({ where: { id }, data: changes, include: WITH_MEMBER_COUNT })));
+  }
+
+  /** `write`, and the audit entry of what it wrote, in one transaction. */
+  private audited<T>(audit: AuditOf<T>, write: (tx: Prisma.TransactionClient) => Promise<T>): Promise<T> {
+    return this.prisma.$transaction(async (tx) => {
+      const written = await write(tx);
+      await this.audits.record(tx, audit(written));
+      return written;
+    });
   }
 }
 

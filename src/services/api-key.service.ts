@@ -1,12 +1,14 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ApiKeyListView, ApiKeyView, CreateApiKeyBody, IssuedApiKeyView, ListApiKeysQuery } from '../api/api-keys.dto';
+import type { AuditOf } from '../repositories/audit.repository';
 import { ApiKeyRow, UserRepository } from '../repositories/user.repository';
 import { canSeeUser } from './access';
+import { audited } from './audit.service';
 import { Principal, generateApiKey } from './auth.service';
 import { NotFound } from './errors';
 import { isUuid } from './job.service';
 
-/** Self-service API keys: issue, list (prefix only), revoke. Admins act on anyone's. */
+/** Self-service API keys: issue, list (prefix only), revoke. Admins act on anyone's. Issuing and revoking are audit events. */
 @Injectable()
 export class ApiKeyService {
   private readonly logger = new Logger(ApiKeyService.name);
@@ -17,8 +19,18 @@ export class ApiKeyService {
   async create(principal: Principal, body: CreateApiKeyBody): Promise<IssuedApiKeyView> {
     const ownerId = body.user ? await this.visibleUserId(principal, body.user) : principal.userId;
     const issued = generateApiKey();
-    const key = await this.users.createKey(ownerId, { name: body.name, prefix: issued.prefix, hash: issued.hash });
-    this.logger.log(`audit: ${principal.name} (${principal.userId}) issued API key ${key.id} (${key.prefix}…) for user ${ownerId}`);
+    const key = await audited(
+      this.logger,
+      principal,
+      (audit: AuditOf<ApiKeyRow>) => this.users.createKey(ownerId, { name: body.name, prefix: issued.prefix, hash: issued.hash }, audit),
+      (created) => ({
+        action: 'api_key.issue',
+        targetType: 'api_key',
+        targetId: created.id,
+        message: `${principal.name} (${principal.userId}) issued API key ${created.id} (${created.prefix}…) for user ${ownerId}`,
+        data: { userId: ownerId, name: created.name, prefix: created.prefix },
+      }),
+    );
     return toIssuedKeyView(key, issued.key);
   }
 
@@ -32,8 +44,18 @@ export class ApiKeyService {
     const key = isUuid(id) ? await this.users.findKey(id) : null;
     if (!key || !canSeeUser(principal, key.userId)) throw new NotFound('API key', id);
     if (key.revokedAt) return;
-    await this.users.revokeKey(id, new Date());
-    this.logger.log(`audit: ${principal.name} (${principal.userId}) revoked API key ${key.id} (${key.prefix}…) of user ${key.userId}`);
+    await audited(
+      this.logger,
+      principal,
+      (audit: AuditOf<ApiKeyRow>) => this.users.revokeKey(id, new Date(), audit),
+      (revoked) => ({
+        action: 'api_key.revoke',
+        targetType: 'api_key',
+        targetId: revoked.id,
+        message: `${principal.name} (${principal.userId}) revoked API key ${revoked.id} (${revoked.prefix}…) of user ${revoked.userId}`,
+        data: { userId: revoked.userId, name: revoked.name, prefix: revoked.prefix, revokedAt: revoked.revokedAt?.toISOString() ?? null },
+      }),
+    );
   }
 
   private async visibleUserId(principal: Principal, idOrName: string): Promise<string> {

@@ -49,9 +49,20 @@ export class AuthService {
     return { userId: user.id, name: user.name, role: user.role, teamId: user.teamId, teamSharesJobs: user.team?.shareJobs ?? false, keyId: found.id };
   }
 
-  /** STARLAB_ADMIN_KEY: lets a newcomer curl at once. Idempotent across restarts and replicas. */
+  /**
+   * STARLAB_ADMIN_KEY: lets a newcomer curl at once. Idempotent across restarts and replicas; a
+   * key it creates is an audit event of the service itself (no actor id).
+   */
   async bootstrapAdminKey(key: string): Promise<void> {
-    const created = await this.users.ensureAdminKey('admin', { name: 'bootstrap (STARLAB_ADMIN_KEY)', prefix: key.slice(0, 11), hash: hashApiKey(key) });
+    const created = await this.users.ensureAdminKey('admin', { name: 'bootstrap (STARLAB_ADMIN_KEY)', prefix: key.slice(0, 11), hash: hashApiKey(key) }, (apiKey) => ({
+      actorId: null,
+      actorName: 'STARLAB_ADMIN_KEY',
+      action: 'api_key.issue',
+      targetType: 'api_key',
+      targetId: apiKey.id,
+      message: `STARLAB_ADMIN_KEY issued API key ${apiKey.id} (${apiKey.prefix}…) for user ${apiKey.userId}`,
+      data: { userId: apiKey.userId, name: apiKey.name, prefix: apiKey.prefix },
+    }));
     if (created) this.logger.log(`created admin API key ${key.slice(0, 11)}… from STARLAB_ADMIN_KEY`);
   }
 }

@@ -1,11 +1,13 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { CreateTeamBody, TeamView, UpdateTeamBody } from '../api/teams.dto';
+import type { AuditOf } from '../repositories/audit.repository';
 import { TeamRow, UserRepository } from '../repositories/user.repository';
 import { requireAdmin } from './access';
+import { AuditDescription, audited } from './audit.service';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound } from './errors';
 
-/** Teams: admins create and change them (name, whether team-mates read each other's jobs). */
+/** Teams: admins create and change them (name, whether team-mates read each other's jobs); each change is an audit event. */
 @Injectable()
 export class TeamService {
   private readonly logger = new Logger(TeamService.name);
@@ -14,9 +16,12 @@ export class TeamService {
 
   async create(principal: Principal, body: CreateTeamBody): Promise<TeamView> {
     requireAdmin(principal, 'create teams');
-    const team = await this.users.createTeam({ name: body.name, shareJobs: body.shareJobs ?? false });
+    const team = await this.auditedByAdmin(
+      principal,
+      (audit: AuditOf<TeamRow>) => this.users.createTeam({ name: body.name, shareJobs: body.shareJobs ?? false }, audit),
+      (created) => ({ action: 'team.create', targetId: created.id, what: `created team ${created.id} (${created.name}, shareJobs=${created.shareJobs})`, data: { name: created.name, shareJobs: created.shareJobs } }),
+    );
     if (!team) throw new Conflict(`team ${body.name} already exists`);
-    this.audit(principal, `created team ${team.id} (${team.name}, shareJobs=${team.shareJobs})`);
     return toTeamView(team);
   }
 
@@ -32,15 +37,22 @@ export class TeamService {
     requireAdmin(principal, 'change teams');
     const team = await this.users.findTeam(idOrName);
     if (!team) throw new NotFound('team', idOrName);
-    const updated = await this.users.updateTeam(team.id, changes);
-    if (!updated) throw new Conflict(`team ${changes.name} already exists`);
     const changed = Object.entries(changes).map(([field, value]) => `${field}=${value}`);
-    this.audit(principal, `updated team ${team.id} (${team.name}): ${changed.join(', ') || 'nothing'}`);
+    const updated = await this.auditedByAdmin(
+      principal,
+      (audit: AuditOf<TeamRow>) => this.users.updateTeam(team.id, changes, audit),
+      () => ({ action: 'team.update', targetId: team.id, what: `updated team ${team.id} (${team.name}): ${changed.join(', ') || 'nothing'}`, data: { ...changes } }),
+    );
+    if (!updated) throw new Conflict(`team ${changes.name} already exists`);
     return toTeamView(updated);
   }
 
-  private audit(principal: Principal, what: string): void {
-    this.logger.log(`audit: admin ${principal.name} (${principal.userId}) ${what}`);
+  /** The change with its audit event, whose message (and log line) says which admin did `what`. */
+  private auditedByAdmin<T, R>(principal: Principal, write: (audit: AuditOf<T>) => Promise<R>, describe: (written: T) => Omit<AuditDescription, 'targetType' | 'message'> & { what: string }): Promise<R> {
+    return audited(this.logger, principal, write, (written) => {
+      const { what, ...entry } = describe(written);
+      return { ...entry, targetType: 'team', message: `admin ${principal.name} (${principal.userId}) ${what}` };
+    });
   }
 }
 

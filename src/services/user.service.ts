@@ -1,16 +1,19 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { IssuedApiKeyView } from '../api/api-keys.dto';
 import type { CreateUserBody, UpdateUserBody, UserView } from '../api/users.dto';
-import { UserRepository, UserRow } from '../repositories/user.repository';
+import type { AuditOf } from '../repositories/audit.repository';
+import { ApiKeyRow, UserRepository, UserRow } from '../repositories/user.repository';
 import { canSeeUser, requireAdmin } from './access';
 import { toIssuedKeyView } from './api-key.service';
+import { AuditDescription, audited } from './audit.service';
 import { Principal, generateApiKey } from './auth.service';
 import { Conflict, NotFound } from './errors';
 
 /**
  * User management: admins create, list, change (role, team, quotas) and disable users; a
- * member sees only themself. Admin actions are logged as `audit:` lines with both ids (there is
- * no audit table; job actions are audited as job events instead).
+ * member sees only themself. Admin actions are recorded as audit events (GET /v1/audit) in the
+ * transaction of the change and logged as `audit:` lines with both ids (job actions are audited
+ * as job events instead).
  */
 @Injectable()
 export class UserService {
@@ -24,13 +27,23 @@ export class UserService {
     const issued = generateApiKey();
     const created = (await this.users.findUser(body.name))
       ? null
-      : await this.users.createUserWithKey(
-          { name: body.name, role: body.role ?? 'member', team: body.team, maxRunningJobs: body.maxRunningJobs, maxQueuedJobs: body.maxQueuedJobs },
-          { name: 'first key', prefix: issued.prefix, hash: issued.hash },
+      : await this.auditedByAdmin(
+          principal,
+          (audit: AuditOf<{ user: UserRow; apiKey: ApiKeyRow }>) =>
+            this.users.createUserWithKey(
+              { name: body.name, role: body.role ?? 'member', team: body.team, maxRunningJobs: body.maxRunningJobs, maxQueuedJobs: body.maxQueuedJobs },
+              { name: 'first key', prefix: issued.prefix, hash: issued.hash },
+              audit,
+            ),
+          ({ user, apiKey }) => ({
+            action: 'user.create',
+            targetId: user.id,
+            what: `created user ${user.id} (${user.name}, ${user.role}, team ${user.team?.name ?? 'none'}) with API key ${apiKey.id} (${apiKey.prefix}…)`,
+            data: { name: user.name, role: user.role, team: user.team?.name ?? null, maxRunningJobs: user.maxRunningJobs, maxQueuedJobs: user.maxQueuedJobs, apiKeyId: apiKey.id, apiKeyPrefix: apiKey.prefix },
+          }),
         );
     if (!created) throw new Conflict(`user ${body.name} already exists`);
     const { user, apiKey } = created;
-    this.audit(principal, `created user ${user.id} (${user.name}, ${user.role}, team ${user.team?.name ?? 'none'}) with API key ${apiKey.id} (${apiKey.prefix}…)`);
     return { user: toUserView(user), apiKey: toIssuedKeyView(apiKey, issued.key) };
   }
 
@@ -50,9 +63,12 @@ export class UserService {
     requireAdmin(principal, 'change users');
     const user = await this.existing(idOrName);
     if (changes.role === 'member' && user.role === 'admin' && !user.disabledAt) await this.keepAnAdmin(user, 'demote');
-    const updated = await this.users.updateUser(user.id, changes);
     const changed = Object.entries(changes).map(([field, value]) => `${field}=${value ?? (field === 'team' ? 'none' : 'default')}`);
-    this.audit(principal, `updated user ${user.id} (${user.name}): ${changed.join(', ') || 'nothing'}`);
+    const updated = await this.auditedByAdmin(
+      principal,
+      (audit: AuditOf<UserRow>) => this.users.updateUser(user.id, changes, audit),
+      () => ({ action: 'user.update', targetId: user.id, what: `updated user ${user.id} (${user.name}): ${changed.join(', ') || 'nothing'}`, data: { ...changes } }),
+    );
     return toUserView(updated);
   }
 
@@ -62,8 +78,11 @@ export class UserService {
     const user = await this.existing(idOrName);
     if (user.disabledAt) return toUserView(user);
     if (user.role === 'admin') await this.keepAnAdmin(user, 'disable');
-    const disabled = await this.users.setUserDisabled(user.id, new Date());
-    this.audit(principal, `disabled user ${user.id} (${user.name})`);
+    const disabled = await this.auditedByAdmin(
+      principal,
+      (audit: AuditOf<UserRow>) => this.users.setUserDisabled(user.id, new Date(), audit),
+      (row) => ({ action: 'user.disable', targetId: user.id, what: `disabled user ${user.id} (${user.name})`, data: { disabledAt: row.disabledAt?.toISOString() ?? null } }),
+    );
     return toUserView(disabled);
   }
 
@@ -72,8 +91,11 @@ export class UserService {
     requireAdmin(principal, 'enable users');
     const user = await this.existing(idOrName);
     if (!user.disabledAt) return toUserView(user);
-    const enabled = await this.users.setUserDisabled(user.id, null);
-    this.audit(principal, `enabled user ${user.id} (${user.name})`);
+    const enabled = await this.auditedByAdmin(
+      principal,
+      (audit: AuditOf<UserRow>) => this.users.setUserDisabled(user.id, null, audit),
+      () => ({ action: 'user.enable', targetId: user.id, what: `enabled user ${user.id} (${user.name})`, data: { disabledAt: null } }),
+    );
     return toUserView(enabled);
   }
 
@@ -88,8 +110,12 @@ export class UserService {
     if ((await this.users.countOtherActiveAdmins(user.id)) === 0) throw new Conflict(`cannot ${action} ${user.name}: it is the last enabled admin`);
   }
 
-  private audit(principal: Principal, what: string): void {
-    this.logger.log(`audit: admin ${principal.name} (${principal.userId}) ${what}`);
+  /** The change with its audit event, whose message (and log line) says which admin did `what`. */
+  private auditedByAdmin<T, R>(principal: Principal, write: (audit: AuditOf<T>) => Promise<R>, describe: (written: T) => Omit<AuditDescription, 'targetType' | 'message'> & { what: string }): Promise<R> {
+    return audited(this.logger, principal, write, (written) => {
+      const { what, ...entry } = describe(written);
+      return { ...entry, targetType: 'user', message: `admin ${principal.name} (${principal.userId}) ${what}` };
+    });
   }
 }
 

@@ -108,6 +108,8 @@ const RULES: Rule[] = [
   { op: 'GET /v1/teams', rule: 'anyKey', ok: 200 },
   { op: 'POST /v1/teams', rule: 'adminOnly', ok: 201, body: { name: 'made-by-matrix' } },
   { op: 'PATCH /v1/teams/{id}', rule: 'adminOnly', ok: 200, target: 'team', body: { shareJobs: true } },
+
+  { op: 'GET /v1/audit', rule: 'adminOnly', ok: 200 },
 ];
 
 /** Served outside the OpenAPI document (Swagger UI itself). */

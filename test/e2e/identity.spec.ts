@@ -1,10 +1,38 @@
 import { Logger } from '@nestjs/common';
 import { TestStack, tinyJob } from '../support/stack';
 
-/** Users, teams and API keys through real HTTP: who may manage whom, and what each change does at once. */
+interface AuditEvent {
+  id: string;
+  createdAt: string;
+  actorId: string | null;
+  actorName: string;
+  action: string;
+  targetType: string;
+  targetId: string;
+  message: string;
+  data: Record<string, unknown>;
+}
+
+/**
+ * Users, teams and API keys through real HTTP: who may manage whom, what each change does at
+ * once, and the audit event (GET /v1/audit) and `audit:` log line each change leaves.
+ */
 describe('identity (real HTTP)', () => {
   const stack = new TestStack();
   const audit = jest.spyOn(Logger.prototype, 'log');
+  const loggedAudits = () => audit.mock.calls.map(([message]) => String(message)).filter((message) => message.startsWith('audit: '));
+
+  /** The audit log as the admin reads it (newest first), one page. */
+  async function auditEvents(query: Record<string, string | number> = {}): Promise<AuditEvent[]> {
+    const response = await stack.request('GET', `/v1/audit?${new URLSearchParams(Object.fromEntries(Object.entries(query).map(([k, v]) => [k, String(v)])))}`);
+    expect(response.status).toBe(200);
+    return response.body.data;
+  }
+
+  /** Each event of the log is also logged, as the same sentence. */
+  function expectLogged(events: AuditEvent[]): void {
+    for (const event of events) expect(loggedAudits()).toContain(`audit: ${event.message}`);
+  }
 
   /** Creates a member (or admin) through the API; returns its id and first key. */
   async function createUser(body: Record<string, unknown>): Promise<{ id: string; key: string }> {
@@ -61,6 +89,17 @@ describe('identity (real HTTP)', () => {
       // A key can revoke itself; the very next request with it is refused.
       expect((await stack.request('DELETE', `/v1/api-keys/${first.id}`, { key: ada.key })).status).toBe(204);
       expect((await stack.request('GET', '/v1/api-keys', { key: ada.key })).status).toBe(401);
+
+      // A member's own key changes are audited too, once each (the repeated revocation changed nothing).
+      const laptopEvents = await auditEvents({ targetId: laptop.id });
+      expect(laptopEvents.map((e) => [e.action, e.actorId, e.actorName, e.targetType])).toEqual([
+        ['api_key.revoke', ada.id, 'ada', 'api_key'],
+        ['api_key.issue', ada.id, 'ada', 'api_key'],
+      ]);
+      expect(laptopEvents[1]).toMatchObject({ message: `ada (${ada.id}) issued API key ${laptop.id} (${laptop.prefix}…) for user ${ada.id}`, data: { userId: ada.id, name: 'laptop', prefix: laptop.prefix } });
+      expect(laptopEvents[0].data).toEqual({ userId: ada.id, name: 'laptop', prefix: laptop.prefix, revokedAt });
+      expect(JSON.stringify(laptopEvents)).not.toContain(laptop.key);
+      expectLogged(laptopEvents);
     });
 
     it('are another member’s business only as a 404; admins list, issue and revoke anyone’s', async () => {
@@ -86,6 +125,23 @@ describe('identity (real HTTP)', () => {
       expect((await stack.request('GET', '/v1/users/me', { key: bo.key })).status).toBe(401);
       expect((await stack.request('GET', '/v1/users/me', { key: forBo.body.key })).status).toBe(200);
       expect(audit.mock.calls.map(([message]) => String(message))).toContainEqual(expect.stringMatching(new RegExp(`^audit: admin \\([0-9a-f-]{36}\\) revoked API key ${boKeys[0].id} \\(sl_`)));
+
+      const admin = (await stack.request('GET', '/v1/users/me')).body;
+      const [revoked] = await auditEvents({ targetId: boKeys[0].id, action: 'api_key.revoke' });
+      expect(revoked).toEqual({
+        id: expect.stringMatching(/^\d+$/),
+        createdAt: expect.any(String),
+        actorId: admin.id,
+        actorName: 'admin',
+        action: 'api_key.revoke',
+        targetType: 'api_key',
+        targetId: boKeys[0].id,
+        message: `admin (${admin.id}) revoked API key ${boKeys[0].id} (${boKeys[0].prefix}…) of user ${bo.id}`,
+        data: { userId: bo.id, name: 'first key', prefix: boKeys[0].prefix, revokedAt: expect.any(String) },
+      });
+      const [issued] = await auditEvents({ targetId: forBo.body.id });
+      expect(issued).toMatchObject({ action: 'api_key.issue', actorId: admin.id, data: { userId: bo.id, name: 'rotated by admin' } });
+      expectLogged([revoked, issued]);
     });
   });
 
@@ -120,6 +176,18 @@ describe('identity (real HTTP)', () => {
 
       const messages = audit.mock.calls.map(([message]) => String(message));
       expect(messages).toContainEqual(expect.stringMatching(new RegExp(`^audit: admin admin \\([0-9a-f-]{36}\\) updated user ${dee.id} \\(dee\\): role=admin, team=nlp, maxRunningJobs=3, maxQueuedJobs=default$`)));
+
+      const admin = (await stack.request('GET', '/v1/users/me')).body;
+      const events = await auditEvents({ targetId: dee.id });
+      expect(events.map((e) => [e.action, e.actorId, e.actorName, e.targetType, e.data])).toEqual([
+        ['user.update', admin.id, 'admin', 'user', { role: 'member', team: null }],
+        ['user.update', admin.id, 'admin', 'user', { role: 'admin', team: 'nlp', maxRunningJobs: 3, maxQueuedJobs: null }],
+        ['user.create', admin.id, 'admin', 'user', { name: 'dee', role: 'member', team: 'vision', maxRunningJobs: null, maxQueuedJobs: 7, apiKeyId: expect.any(String), apiKeyPrefix: expect.any(String) }],
+      ]);
+      expect(events[1].message).toBe(`admin admin (${admin.id}) updated user ${dee.id} (dee): role=admin, team=nlp, maxRunningJobs=3, maxQueuedJobs=default`);
+      expect(events[2].message).toMatch(new RegExp(`^admin admin \\(${admin.id}\\) created user ${dee.id} \\(dee, member, team vision\\) with API key ${events[2].data.apiKeyId} \\(sl_`));
+      expect(Number(events[0].id)).toBeGreaterThan(Number(events[1].id));
+      expectLogged(events);
       expect((await stack.request('GET', '/v1/users/nobody')).status).toBe(404);
       expect((await stack.request('PATCH', '/v1/users/nobody', { body: { role: 'admin' } })).status).toBe(404);
     });
@@ -138,6 +206,8 @@ describe('identity (real HTTP)', () => {
         await asEve('POST', `/v1/users/${eve.id}/enable`),
         await asEve('POST', '/v1/teams', { name: 'eves-team' }),
         await asEve('PATCH', '/v1/teams/vision', { shareJobs: true }),
+        await asEve('GET', '/v1/audit'),
+        await asEve('GET', `/v1/audit?actorId=${eve.id}`),
       ];
       for (const refusal of refusals) {
         expect(refusal.status).toBe(403);
@@ -147,6 +217,9 @@ describe('identity (real HTTP)', () => {
       expect((await asEve('GET', '/v1/users/fay')).status).toBe(404);
       expect((await asEve('GET', '/v1/users/eve')).body).toMatchObject({ id: eve.id, role: 'member' });
       expect((await stack.request('GET', '/v1/users/fay')).body).toMatchObject({ role: 'member', disabledAt: null });
+      // Refused changes leave no trace in the audit log.
+      expect((await auditEvents({ targetId: fay.id })).map((e) => e.action)).toEqual(['user.create']);
+      expect(await auditEvents({ actorId: eve.id })).toEqual([]);
     });
 
     it('never leaves the service without an enabled admin', async () => {
@@ -157,6 +230,15 @@ describe('identity (real HTTP)', () => {
       expect((await stack.request('PATCH', '/v1/users/admin', { body: { role: 'member' } })).status).toBe(200);
       expect((await stack.request('PATCH', '/v1/users/gus', { key: gus.key, body: { role: 'member' } })).status).toBe(409);
       expect((await stack.request('PATCH', '/v1/users/admin', { key: gus.key, body: { role: 'admin' } })).body.role).toBe('admin');
+
+      // Each admin is recorded as the actor of their own changes; the refused ones left nothing.
+      const byGus = await auditEvents({ actorId: gus.id });
+      expect(byGus.map((e) => [e.action, e.actorName, e.data])).toEqual([['user.update', 'gus', { role: 'admin' }]]);
+      const admin = (await stack.request('GET', '/v1/users/me')).body;
+      expect((await auditEvents({ targetId: admin.id })).map((e) => [e.action, e.actorName, e.data])).toEqual([
+        ['user.update', 'gus', { role: 'admin' }],
+        ['user.update', 'admin', { role: 'member' }],
+      ]);
     });
 
     it('disabling a user blocks all their keys at once; enabling restores the unrevoked ones', async () => {
@@ -182,6 +264,16 @@ describe('identity (real HTTP)', () => {
       expect(enabled.body.disabledAt).toBeNull();
       expect((await stack.request('GET', `/v1/jobs/${job.body.id}`, { key: second.key })).status).toBe(200);
       expect((await stack.request('GET', '/v1/users/me', { key: revoked.key })).status).toBe(401);
+
+      // Disabled twice, recorded once (with the time that stayed).
+      const events = await auditEvents({ targetId: hal.id });
+      expect(events.map((e) => [e.action, e.data])).toEqual([
+        ['user.enable', { disabledAt: null }],
+        ['user.disable', { disabledAt: disabled.body.disabledAt }],
+        ['user.create', expect.objectContaining({ name: 'hal' })],
+      ]);
+      expect(events[1].message).toMatch(new RegExp(`^admin admin \\([0-9a-f-]{36}\\) disabled user ${hal.id} \\(hal\\)$`));
+      expectLogged(events);
     });
   });
 
@@ -210,6 +302,15 @@ describe('identity (real HTTP)', () => {
       expect((await stack.request('PATCH', '/v1/teams/rl', { body: { shareJobs: false } })).body.shareJobs).toBe(false);
       expect((await asJon('GET', `/v1/jobs/${job.id}`)).status).toBe(404);
       expect((await stack.request('GET', `/v1/jobs/${job.id}`, { key: ivy.key })).body.status).toBe('queued');
+
+      const events = await auditEvents({ targetId: team.body.id });
+      expect(events.map((e) => [e.action, e.actorName, e.targetType, e.data])).toEqual([
+        ['team.update', 'admin', 'team', { shareJobs: false }],
+        ['team.update', 'admin', 'team', { shareJobs: true }],
+        ['team.create', 'admin', 'team', { name: 'rl', shareJobs: false }],
+      ]);
+      expect(events[1].message).toMatch(new RegExp(`^admin admin \\([0-9a-f-]{36}\\) updated team ${team.body.id} \\(rl\\): shareJobs=true$`));
+      expectLogged(events);
     });
 
     it('are listed in full for admins and as their own team for members', async () => {
@@ -222,6 +323,53 @@ describe('identity (real HTTP)', () => {
       expect((await stack.request('POST', '/v1/teams', { body: { name: 'rl' } })).status).toBe(409);
       expect((await stack.request('PATCH', '/v1/teams/vision', { body: { name: 'rl' } })).status).toBe(409);
       expect((await stack.request('PATCH', '/v1/teams/nope', { body: { shareJobs: true } })).status).toBe(404);
+      // The refused rename was rolled back with its audit event.
+      const vision = all.body.data.find((t: { name: string }) => t.name === 'vision');
+      expect(await auditEvents({ targetId: vision.id, action: 'team.update' })).toEqual([]);
+      expect(await auditEvents({ action: 'team.create' })).toHaveLength(1);
+    });
+  });
+
+  describe('audit log', () => {
+    it('pages newest first with a cursor, and filters by action, actor, target and time', async () => {
+      const all: AuditEvent[] = [];
+      let after: string | undefined;
+      for (let pages = 0; pages < 100; pages++) {
+        const page = await stack.request('GET', `/v1/audit?limit=3${after ? `&after=${after}` : ''}`);
+        expect(page.status).toBe(200);
+        expect(page.body.data.length).toBeLessThanOrEqual(3);
+        all.push(...page.body.data);
+        expect(page.body.next_cursor === null).toBe(!page.body.has_more);
+        if (!page.body.has_more) break;
+        after = page.body.next_cursor;
+      }
+      const ids = all.map((e) => Number(e.id));
+      expect(ids).toEqual([...ids].sort((a, b) => b - a));
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(all.length).toBeGreaterThan(20);
+      expect(all.map((e) => e.id)).toEqual((await auditEvents({ limit: 100 })).map((e) => e.id).slice(0, all.length));
+
+      // The oldest: the STARLAB_ADMIN_KEY key, issued by the service itself.
+      expect(all[all.length - 1]).toMatchObject({ action: 'api_key.issue', actorId: null, actorName: 'STARLAB_ADMIN_KEY', targetType: 'api_key', data: { name: 'bootstrap (STARLAB_ADMIN_KEY)' } });
+
+      const disables = await auditEvents({ action: 'user.disable' });
+      expect(disables.length).toBeGreaterThan(0);
+      expect(disables.every((e) => e.action === 'user.disable')).toBe(true);
+      const middle = all[Math.floor(all.length / 2)];
+      const since = await auditEvents({ since: middle.createdAt, limit: 100 });
+      expect(since.every((e) => Date.parse(e.createdAt) >= Date.parse(middle.createdAt))).toBe(true);
+      expect(since.map((e) => e.id)).toContain(middle.id);
+      expect(await auditEvents({ since: new Date(Date.now() + 60_000).toISOString() })).toEqual([]);
+    });
+
+    it('rejects bad filters and cursors, naming each field', async () => {
+      const bad = await stack.request('GET', '/v1/audit?action=user.delete&actorId=admin&limit=0&since=yesterday');
+      expect(bad.status).toBe(400);
+      expect(fieldsOf(bad.body)).toEqual(['query.action', 'query.actorId', 'query.limit', 'query.since']);
+      const cursor = await stack.request('GET', '/v1/audit?after=not-a-cursor');
+      expect(cursor.status).toBe(400);
+      expect(fieldsOf(cursor.body)).toEqual(['query.after']);
+      expect(fieldsOf((await stack.request('GET', '/v1/audit?target=x')).body)).toEqual(['query.target']);
     });
   });
 
