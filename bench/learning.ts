@@ -9,7 +9,8 @@
  *                             [--presets starpo-ppo,starpo-grpo,starpo-s] [--warmups demonstrations,format]
  */
 import { spawn } from 'node:child_process';
-import { appendFileSync, existsSync, readFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend } from '../src/training/backend';
 import { parseJobSpec } from '../src/training/spec/validate';
@@ -98,7 +99,7 @@ async function main(): Promise<void> {
       envs: { type: 'string', default: 'frozenlake,frozenlake-still,sokoban' },
       presets: { type: 'string', default: 'starpo-ppo,starpo-grpo,starpo-s' },
       warmups: { type: 'string', default: 'demonstrations,format' },
-      out: { type: 'string', default: 'bench-learning.jsonl' },
+      out: { type: 'string', default: 'bench/results/learning.jsonl' },
     },
   });
   if (values.run) {
@@ -114,6 +115,7 @@ async function main(): Promise<void> {
       }
     }
   }
+  mkdirSync(dirname(values.out!), { recursive: true });
   const done = existsSync(values.out!) ? readFileSync(values.out!, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Result) : [];
   const pending = runs.filter((run) => !done.some((d) => d.key === keyOf(run)));
   console.log(`${runs.length} runs (${done.length} already in ${values.out}), ${values.parallel} at a time, ${values.steps} RL steps each`);
