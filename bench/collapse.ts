@@ -20,18 +20,18 @@ import type { Metrics } from '../src/training/signals/step-metrics';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
 
-interface SuiteRun {
+export interface SuiteRun {
   name: string;
   expectation: 'collapse' | 'healthy';
   spec: Record<string, unknown>;
 }
 
-const frozenLake = (preset: string, learningRate: number, steps: number) => ({
+const frozenLake = (preset: string, learningRate: number, steps: number, seed = 1) => ({
   environment: { id: 'frozenlake', config: { slippery: false } },
   algorithm: { id: preset, config: { miniBatches: 4 } },
   model: { config: { dModel: 32, contextLength: 64 } },
   rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
-  training: { steps, learningRate, seed: 1, evalEvery: 0, evalEpisodes: 32, checkpointEvery: 0, warmup: { steps: 150 } },
+  training: { steps, learningRate, seed, evalEvery: 0, evalEpisodes: 32, checkpointEvery: 0, warmup: { steps: 150 } },
 });
 const bandit = (preset: string, learningRate: number, steps: number) => ({
   environment: { id: 'bandit' },
@@ -46,20 +46,30 @@ export const SUITE: SuiteRun[] = [
   { name: 'frozenlake-ppo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250) },
   { name: 'frozenlake-s-lr2e-3', expectation: 'collapse', spec: frozenLake('starpo-s', 2e-3, 300) },
   { name: 'bandit-grpo-lr1e-3', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150) },
+  { name: 'bandit-s-lr5e-3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120) },
+  { name: 'frozenlake-grpo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 2) },
+  { name: 'frozenlake-ppo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250, 2) },
   { name: 'frozenlake-s-lr1e-3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250) },
+  { name: 'frozenlake-s-lr1e-3-seed2', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 2) },
   { name: 'frozenlake-slippery-s-lr1e-3', expectation: 'healthy', spec: { ...frozenLake('starpo-s', 1e-3, 200), environment: { id: 'frozenlake', config: { slippery: true } } } },
   { name: 'bandit-s-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150) },
   { name: 'bandit-s-grpo-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150) },
 ];
 
-type Series = { step: number; metrics: Metrics }[];
+export type Series = { step: number; metrics: Metrics }[];
 
-async function trainOne(run: SuiteRun, path: string): Promise<void> {
-  await initBackend('wasm');
+/** Trains one suite run (on the backend already initialised) and returns its step metrics. */
+export async function trainSeries(run: SuiteRun): Promise<Series> {
   const trainer = await Trainer.create(parseJobSpec(run.spec));
   const series: Series = [];
   await trainer.run({ onStep: (step, metrics) => void series.push({ step, metrics }) });
   trainer.dispose();
+  return series;
+}
+
+async function trainOne(run: SuiteRun, path: string): Promise<void> {
+  await initBackend('wasm');
+  const series = await trainSeries(run);
   writeFileSync(path, series.map((row) => JSON.stringify(row)).join('\n') + '\n');
 }
 

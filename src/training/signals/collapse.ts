@@ -35,23 +35,29 @@ export interface DetectorConfig {
  * - entropy_collapse: smoothed token entropy below `threshold` × its level after the warm-up
  *   while success has not converged.
  * - entropy_erratic: rolling coefficient of variation of entropy above `threshold`.
- * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its rolling median
- *   (critical: RAGEN found collapse usually irreversible after one).
+ * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its recent level, the
+ *   larger of the rolling median and mean (critical: RAGEN found collapse usually irreversible
+ *   after one). Healthy runs in the suite reach 19× that level, hence 25.
  * - template_collapse: one response given for more than `threshold` of the initial states,
  *   with little diversity inside groups, while success has not converged.
- * - success_drop: smoothed success below `threshold` × its running peak (the lagging signal).
+ * - success_drop: smoothed success below `threshold` × its running peak — the lagging signal,
+ *   which at 0.5 confirms exactly the collapse that bench/collapse measures lead times against.
+ * Every detector latches when it fires and re-arms only after its signal has been back beyond
+ * the threshold by RECOVERY_BAND for a whole window.
  */
 export const DEFAULT_DETECTORS: Record<DetectorId, DetectorConfig> = {
   reward_std_drop: { enabled: true, threshold: 0.3, severity: 'warning', window: 10, warmupSteps: 10 },
   entropy_collapse: { enabled: true, threshold: 0.15, severity: 'warning', window: 10, warmupSteps: 10 },
   entropy_erratic: { enabled: true, threshold: 0.5, severity: 'info', window: 10, warmupSteps: 10 },
-  grad_norm_spike: { enabled: true, threshold: 10, severity: 'critical', window: 20, warmupSteps: 10 },
+  grad_norm_spike: { enabled: true, threshold: 25, severity: 'critical', window: 20, warmupSteps: 10 },
   template_collapse: { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 },
-  success_drop: { enabled: true, threshold: 0.7, severity: 'warning', window: 10, warmupSteps: 10 },
+  success_drop: { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 10 },
 };
 
 /** Success above this (smoothed) counts as converged: low variance and entropy are then expected. */
 const CONVERGED_SUCCESS = 0.85;
+/** A latched detector re-arms once its signal is this factor beyond the threshold (hysteresis). */
+const RECOVERY_BAND = 1.5;
 /** A peak of success or std below this is noise, not something to fall from. */
 const MEANINGFUL_PEAK = 0.1;
 
@@ -73,6 +79,8 @@ export interface MonitorState {
   entropyReference: number[];
   history: Record<string, number[]>;
   active: Partial<Record<DetectorId, boolean>>;
+  /** Consecutive steps each latched detector's condition has been clear (it re-arms after `window`). */
+  clearFor?: Partial<Record<DetectorId, number>>;
   lastSevere: { step: number; severity: Severity } | null;
 }
 
@@ -139,51 +147,65 @@ export class CollapseMonitor {
     if (s.entropyReference.length < 5 && metrics['entropy/mean'] !== undefined) s.entropyReference.push(metrics['entropy/mean']);
     remember('entropy/mean', d.entropy_erratic.window);
     const gradHistory = s.history['grad_norm/actor'] ?? [];
-    const gradMedian = gradHistory.length >= 5 ? median(gradHistory) : undefined;
+    // The median alone is a poor scale when most steps carry no learning signal (all groups
+    // identical → gradient ≈ 0): then every ordinary step would look like a spike. The rolling
+    // mean is lifted by those ordinary steps, so the larger of the two is the reference.
+    const gradReference = gradHistory.length >= 5 ? Math.max(median(gradHistory), gradHistory.reduce((a, b) => a + b, 0) / gradHistory.length) : undefined;
 
-    const check = (id: DetectorId, holds: boolean, signal: string, value: number, threshold: number, message: string) => {
+    // Hysteresis (a Schmitt trigger): a detector that fired stays latched until its signal has
+    // been back beyond the threshold by RECOVERY_BAND for a whole window, so a noisy signal
+    // hovering at the threshold is one warning, not ten.
+    const clearFor = (s.clearFor ??= {});
+    const check = (id: DetectorId, holds: boolean, recovered: boolean, signal: string, value: number, threshold: number, message: string) => {
       const config = d[id];
       if (!config.enabled || step < config.warmupSteps) return;
       if (holds && !s.active[id]) {
         warnings.push({ step, detector: id, signal, value: round(value), threshold: round(threshold), severity: config.severity, message });
         if (config.severity !== 'info' && (s.lastSevere?.severity !== 'critical' || config.severity === 'critical')) s.lastSevere = { step, severity: config.severity };
       }
-      s.active[id] = holds;
+      if (holds || (s.active[id] && !recovered)) {
+        s.active[id] = holds || s.active[id];
+        clearFor[id] = 0;
+      } else if (s.active[id]) {
+        clearFor[id] = (clearFor[id] ?? 0) + 1;
+        if (clearFor[id]! >= config.window) s.active[id] = false;
+      }
     };
 
     if (std !== undefined) {
       const peak = s.peak['reward/std_in_group'];
       const limit = d.reward_std_drop.threshold * peak;
-      check('reward_std_drop', peak >= MEANINGFUL_PEAK && std < limit && !converged, 'reward/std_in_group', std, limit,
+      check('reward_std_drop', peak >= MEANINGFUL_PEAK && std < limit && !converged, std > RECOVERY_BAND * limit || converged, 'reward/std_in_group', std, limit,
         `In-group reward std fell to ${fmt(std)}, below ${fmt(d.reward_std_drop.threshold)}× its peak ${fmt(peak)}, while success (${fmt(success)}) has not converged: samples of the same state have stopped differing — RAGEN's early sign of the Echo Trap, typically tens of steps before reward falls.`);
     }
     if (entropy !== undefined && s.entropyReference.length >= 5) {
       const reference = s.entropyReference.reduce((a, b) => a + b, 0) / s.entropyReference.length;
       const limit = d.entropy_collapse.threshold * reference;
-      check('entropy_collapse', entropy < limit && !converged, 'entropy/mean', entropy, limit,
+      check('entropy_collapse', entropy < limit && !converged, entropy > RECOVERY_BAND * limit || converged, 'entropy/mean', entropy, limit,
         `Token entropy fell to ${fmt(entropy)}, below ${fmt(d.entropy_collapse.threshold)}× its post-warm-up level ${fmt(reference)}, while success (${fmt(success)}) has not converged: the policy stopped exploring before it solved the task.`);
     }
     const recent = s.history['entropy/mean'] ?? [];
     if (recent.length >= d.entropy_erratic.window) {
       const m = recent.reduce((a, b) => a + b, 0) / recent.length;
       const cv = Math.sqrt(recent.reduce((a, b) => a + (b - m) ** 2, 0) / (recent.length - 1)) / Math.max(m, 1e-8);
-      check('entropy_erratic', cv > d.entropy_erratic.threshold, 'entropy/mean', cv, d.entropy_erratic.threshold,
+      check('entropy_erratic', cv > d.entropy_erratic.threshold, cv < d.entropy_erratic.threshold / RECOVERY_BAND, 'entropy/mean', cv, d.entropy_erratic.threshold,
         `Token entropy is erratic: its coefficient of variation over the last ${recent.length} steps is ${fmt(cv)} (threshold ${fmt(d.entropy_erratic.threshold)}).`);
     }
     const grad = metrics['grad_norm/actor'];
-    if (grad !== undefined && gradMedian !== undefined) {
-      const limit = d.grad_norm_spike.threshold * gradMedian;
-      check('grad_norm_spike', grad > limit, 'grad_norm/actor', grad, limit,
-        `Actor gradient norm spiked to ${fmt(grad)}, ${fmt(grad / gradMedian)}× its rolling median ${fmt(gradMedian)}. In RAGEN's runs a spike like this marked the point after which collapse was irreversible: consider rolling back to the last healthy checkpoint with a lower learning rate.`);
+    if (grad !== undefined && gradReference !== undefined) {
+      const limit = d.grad_norm_spike.threshold * gradReference;
+      check('grad_norm_spike', grad > limit, grad < limit / RECOVERY_BAND, 'grad_norm/actor', grad, limit,
+        `Actor gradient norm spiked to ${fmt(grad)}, ${fmt(grad / gradReference)}× its recent level ${fmt(gradReference)} (the larger of the rolling median and mean). In RAGEN's runs a spike like this marked the point after which collapse was irreversible: consider rolling back to the last healthy checkpoint with a lower learning rate.`);
     }
     if (grad !== undefined && Number.isFinite(grad)) remember('grad_norm/actor', d.grad_norm_spike.window);
     if (template !== undefined && distinct !== undefined) {
-      check('template_collapse', template > d.template_collapse.threshold && distinct < 0.25 && !converged, 'diversity/template_share', template, d.template_collapse.threshold,
+      const limit = d.template_collapse.threshold;
+      check('template_collapse', template > limit && distinct < 0.25 && !converged, template < limit / RECOVERY_BAND || distinct > 0.25 * RECOVERY_BAND || converged, 'diversity/template_share', template, limit,
         `One response is given for ${fmt(100 * template)}% of the initial states and groups hardly vary (distinct ratio ${fmt(distinct)}), while success (${fmt(success)}) has not converged: the agent answers with a template whatever the state.`);
     }
     const successPeak = s.peak['success/rate'] ?? 0;
     const successLimit = d.success_drop.threshold * successPeak;
-    check('success_drop', successPeak >= MEANINGFUL_PEAK && success < successLimit, 'success/rate', success, successLimit,
+    check('success_drop', successPeak >= MEANINGFUL_PEAK && success < successLimit, success > RECOVERY_BAND * successLimit, 'success/rate', success, successLimit,
       `Success fell to ${fmt(success)}, below ${fmt(d.success_drop.threshold)}× its peak ${fmt(successPeak)}: the run is collapsing.`);
     return warnings;
   }
