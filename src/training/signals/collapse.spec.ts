@@ -55,23 +55,23 @@ describe('CollapseMonitor', () => {
     expect(backtest(run).filter((w) => w.detector === 'entropy_collapse').map((w) => w.step)).toEqual([30]);
   });
 
-  it('raises a critical warning when the gradient norm exceeds 25× its recent level', () => {
-    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 12.51 : 0.5 }));
+  it('raises a critical warning when the gradient norm exceeds 50× its recent level', () => {
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 25.01 : 0.5 }));
     const [spike] = backtest(run).filter((w) => w.detector === 'grad_norm_spike');
-    expect(spike).toMatchObject({ step: 30, severity: 'critical', value: 12.51, threshold: 25 * 0.5 });
+    expect(spike).toMatchObject({ step: 30, severity: 'critical', value: 25.01, threshold: 50 * 0.5 });
     // exactly at the threshold is not a spike
-    expect(backtest(series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 12.5 : 0.5 }))).filter((w) => w.detector === 'grad_norm_spike')).toEqual([]);
+    expect(backtest(series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 25 : 0.5 }))).filter((w) => w.detector === 'grad_norm_spike')).toEqual([]);
   });
 
   it('measures spikes against the rolling mean when most steps carry no gradient', () => {
     // Three steps in four have no learning signal (norm 0.001): the median of the last 20 is
     // 0.001 and every ordinary step (0.4) would be 400× it. The mean is (15·0.001 + 5·0.4)/20 =
-    // 0.10075, so the reference is 0.10075 and only a norm above 25 × 0.10075 = 2.52 is a spike.
+    // 0.10075, so the reference is 0.10075 and only a norm above 50 × 0.10075 = 5.04 is a spike.
     const sparse = (s: number) => (s % 4 === 0 ? 0.4 : 0.001);
     expect(backtest(series(60, (s) => ({ ...steady, 'grad_norm/actor': sparse(s) }))).filter((w) => w.detector === 'grad_norm_spike')).toEqual([]);
-    const [spike] = backtest(series(60, (s) => ({ ...steady, 'grad_norm/actor': s === 41 ? 3 : sparse(s) }))).filter((w) => w.detector === 'grad_norm_spike');
+    const [spike] = backtest(series(60, (s) => ({ ...steady, 'grad_norm/actor': s === 41 ? 6 : sparse(s) }))).filter((w) => w.detector === 'grad_norm_spike');
     expect(spike.step).toBe(41);
-    expect(spike.threshold).toBeCloseTo(25 * ((15 * 0.001 + 5 * 0.4) / 20), 3) // warnings round to 4 decimals;
+    expect(spike.threshold).toBeCloseTo(50 * ((15 * 0.001 + 5 * 0.4) / 20), 3) // warnings round to 4 decimals;
   });
 
   it('flags one response for most states with uniform groups, and the lagging success drop', () => {
@@ -87,16 +87,16 @@ describe('CollapseMonitor', () => {
   });
 
   it('applies per-job rules: disable, threshold, severity, warm-up', () => {
-    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 12.51 : 0.5 }));
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 25.01 : 0.5 }));
     expect(backtest(run, [{ detector: 'grad_norm_spike', enabled: false }])).toEqual([]);
-    expect(backtest(run, [{ detector: 'grad_norm_spike', threshold: 30 }])).toEqual([]);
+    expect(backtest(run, [{ detector: 'grad_norm_spike', threshold: 60 }])).toEqual([]);
     expect(backtest(run, [{ detector: 'grad_norm_spike', severity: 'warning' }])[0].severity).toBe('warning');
     expect(backtest(run, [{ detector: 'grad_norm_spike', warmupSteps: 35 }])).toEqual([]);
   });
 
   it('tags checkpoints from the signals and resumes with identical state', () => {
     const monitor = new CollapseMonitor();
-    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 12.51 : 0.5 }));
+    const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 25.01 : 0.5 }));
     run.slice(0, 20).forEach((row) => monitor.observe(row.step, row.metrics));
     expect(monitor.health(20)).toBe('healthy');
     const copy = new CollapseMonitor();

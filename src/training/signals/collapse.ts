@@ -37,11 +37,13 @@ export interface DetectorConfig {
  * - entropy_erratic: rolling coefficient of variation of entropy above `threshold`.
  * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its recent level, the
  *   larger of the rolling median and mean (critical: RAGEN found collapse usually irreversible
- *   after one). Healthy runs in the suite reach 19× that level, hence 25.
+ *   after one). Healthy runs in bench/collapse reach 28× that level (heavy-tailed norms of a
+ *   tiny model), and no spike there preceded a collapse, hence 50: a backstop for divergence.
  * - template_collapse: one response given for more than `threshold` of the initial states,
  *   with little diversity inside groups, while success has not converged.
  * - success_drop: smoothed success below `threshold` × its running peak — the lagging signal,
- *   which at 0.5 confirms exactly the collapse that bench/collapse measures lead times against.
+ *   which at 0.5 confirms exactly the collapse that bench/collapse measures lead times against;
+ *   it may fire from step 3, as a high learning rate can break a policy within five steps.
  * Every detector latches when it fires and re-arms only after its signal has been back beyond
  * the threshold by RECOVERY_BAND for a whole window.
  */
@@ -49,9 +51,9 @@ export const DEFAULT_DETECTORS: Record<DetectorId, DetectorConfig> = {
   reward_std_drop: { enabled: true, threshold: 0.3, severity: 'warning', window: 10, warmupSteps: 10 },
   entropy_collapse: { enabled: true, threshold: 0.15, severity: 'warning', window: 10, warmupSteps: 10 },
   entropy_erratic: { enabled: true, threshold: 0.5, severity: 'info', window: 10, warmupSteps: 10 },
-  grad_norm_spike: { enabled: true, threshold: 25, severity: 'critical', window: 20, warmupSteps: 10 },
+  grad_norm_spike: { enabled: true, threshold: 50, severity: 'critical', window: 20, warmupSteps: 10 },
   template_collapse: { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 },
-  success_drop: { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 10 },
+  success_drop: { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 },
 };
 
 /** Success above this (smoothed) counts as converged: low variance and entropy are then expected. */
