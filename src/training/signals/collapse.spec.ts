@@ -71,7 +71,7 @@ describe('CollapseMonitor', () => {
     expect(backtest(series(60, (s) => ({ ...steady, 'grad_norm/actor': sparse(s) }))).filter((w) => w.detector === 'grad_norm_spike')).toEqual([]);
     const [spike] = backtest(series(60, (s) => ({ ...steady, 'grad_norm/actor': s === 41 ? 6 : sparse(s) }))).filter((w) => w.detector === 'grad_norm_spike');
     expect(spike.step).toBe(41);
-    expect(spike.threshold).toBeCloseTo(50 * ((15 * 0.001 + 5 * 0.4) / 20), 3) // warnings round to 4 decimals;
+    expect(spike.threshold).toBeCloseTo(50 * ((15 * 0.001 + 5 * 0.4) / 20), 3); // warnings round to 4 decimals
   });
 
   it('flags one response for most states with uniform groups, and the lagging success drop', () => {

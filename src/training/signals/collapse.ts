@@ -1,4 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
+import { mean, unbiasedStd } from '../algorithms/stats';
 import type { Metrics } from './step-metrics';
 
 export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'template_collapse', 'success_drop'] as const;
@@ -152,7 +153,7 @@ export class CollapseMonitor {
     // The median alone is a poor scale when most steps carry no learning signal (all groups
     // identical → gradient ≈ 0): then every ordinary step would look like a spike. The rolling
     // mean is lifted by those ordinary steps, so the larger of the two is the reference.
-    const gradReference = gradHistory.length >= 5 ? Math.max(median(gradHistory), gradHistory.reduce((a, b) => a + b, 0) / gradHistory.length) : undefined;
+    const gradReference = gradHistory.length >= 5 ? Math.max(median(gradHistory), mean(gradHistory)) : undefined;
 
     // Hysteresis (a Schmitt trigger): a detector that fired stays latched until its signal has
     // been back beyond the threshold by RECOVERY_BAND for a whole window, so a noisy signal
@@ -166,7 +167,7 @@ export class CollapseMonitor {
         if (config.severity !== 'info' && (s.lastSevere?.severity !== 'critical' || config.severity === 'critical')) s.lastSevere = { step, severity: config.severity };
       }
       if (holds || (s.active[id] && !recovered)) {
-        s.active[id] = holds || s.active[id];
+        s.active[id] = true;
         clearFor[id] = 0;
       } else if (s.active[id]) {
         clearFor[id] = (clearFor[id] ?? 0) + 1;
@@ -181,15 +182,14 @@ export class CollapseMonitor {
         `In-group reward std fell to ${fmt(std)}, below ${fmt(d.reward_std_drop.threshold)}× its peak ${fmt(peak)}, while success (${fmt(success)}) has not converged: samples of the same state have stopped differing — RAGEN's early sign of the Echo Trap, typically tens of steps before reward falls.`);
     }
     if (entropy !== undefined && s.entropyReference.length >= 5) {
-      const reference = s.entropyReference.reduce((a, b) => a + b, 0) / s.entropyReference.length;
+      const reference = mean(s.entropyReference);
       const limit = d.entropy_collapse.threshold * reference;
       check('entropy_collapse', entropy < limit && !converged, entropy > RECOVERY_BAND * limit || converged, 'entropy/mean', entropy, limit,
         `Token entropy fell to ${fmt(entropy)}, below ${fmt(d.entropy_collapse.threshold)}× its post-warm-up level ${fmt(reference)}, while success (${fmt(success)}) has not converged: the policy stopped exploring before it solved the task.`);
     }
     const recent = s.history['entropy/mean'] ?? [];
     if (recent.length >= d.entropy_erratic.window) {
-      const m = recent.reduce((a, b) => a + b, 0) / recent.length;
-      const cv = Math.sqrt(recent.reduce((a, b) => a + (b - m) ** 2, 0) / (recent.length - 1)) / Math.max(m, 1e-8);
+      const cv = unbiasedStd(recent) / Math.max(mean(recent), 1e-8);
       check('entropy_erratic', cv > d.entropy_erratic.threshold, cv < d.entropy_erratic.threshold / RECOVERY_BAND, 'entropy/mean', cv, d.entropy_erratic.threshold,
         `Token entropy is erratic: its coefficient of variation over the last ${recent.length} steps is ${fmt(cv)} (threshold ${fmt(d.entropy_erratic.threshold)}).`);
     }
