@@ -13,6 +13,7 @@ const steady: Metrics = {
   'grad_norm/actor': 0.5,
   'diversity/template_share': 0.2,
   'diversity/distinct_ratio': 0.8,
+  'format/valid_rate': 0.95,
 };
 
 describe('CollapseMonitor', () => {
@@ -52,7 +53,43 @@ describe('CollapseMonitor', () => {
   it('flags entropy below 0.15× its post-warm-up level', () => {
     // Reference = mean of steps 1–5 = 1; EMA after the drop to 0: (9/11)^k < 0.15 → k = 10.
     const run = series(50, (s) => ({ ...steady, 'entropy/mean': s <= 20 ? 1 : 0 }));
-    expect(backtest(run).filter((w) => w.detector === 'entropy_collapse').map((w) => w.step)).toEqual([30]);
+    const warnings = backtest(run).filter((w) => w.detector === 'entropy_collapse');
+    expect(warnings.map((w) => w.step)).toEqual([30]);
+    // informational by default: in bench/collapse it never came first before a collapse
+    expect(warnings[0].severity).toBe('info');
+  });
+
+  it('keeps a converged run converged through a small dip, and reopens the diversity alarms below 0.75', () => {
+    // success 0.9 (converged), then 0.78 with no variance and one template, then 0.6.
+    const run = series(80, (s) => ({
+      ...steady,
+      'success/rate': s <= 30 ? 0.9 : s <= 60 ? 0.78 : 0.6,
+      'reward/std_in_group': s <= 30 ? 0.4 : 0.02,
+      'diversity/template_share': s <= 30 ? 0.2 : 1,
+      'diversity/distinct_ratio': s <= 30 ? 0.8 : 0.1,
+    }));
+    const alarms = backtest(run).filter((w) => ['reward_std_drop', 'template_collapse'].includes(w.detector));
+    // EMA at step 60 ≈ 0.78 + 0.12·(9/11)^30 = 0.7803 ≥ 0.75; step 61: 0.7803 + (2/11)(0.6 − 0.7803) = 0.7475 < 0.75.
+    expect(alarms.map((w) => `${w.step}:${w.detector}`)).toEqual(['61:reward_std_drop', '61:template_collapse']);
+  });
+
+  it('flags a sustained fall of the valid-format rate, not a one-step parse failure', () => {
+    // peak 0.95, limit 0.75·0.95 = 0.7125; EMA after the fall to 0.5: 0.5 + 0.45·(9/11)^k < 0.7125
+    // → (9/11)^k < 0.472 → k = 4 → step 14.
+    const fall = series(40, (s) => ({ ...steady, 'format/valid_rate': s <= 10 ? 0.95 : 0.5 }));
+    const [drop] = backtest(fall).filter((w) => w.detector === 'format_drop');
+    expect(drop).toMatchObject({ step: 14, severity: 'warning', threshold: 0.7125 });
+    // one step at 0.2: EMA 0.95 − (2/11)·0.75 = 0.814 = 0.86× the peak, above 0.75×
+    expect(backtest(series(40, (s) => ({ ...steady, 'format/valid_rate': s === 20 ? 0.2 : 0.95 })))).toEqual([]);
+    // a model that never produced valid actions (no format warm-up) has nothing to fall from
+    expect(backtest(series(40, (s) => ({ ...steady, 'format/valid_rate': s <= 10 ? 0.05 : 0.01 })))).toEqual([]);
+  });
+
+  it('re-arms the format detector once the rate has been back above halfway to its peak for a window', () => {
+    // back above (1 + 0.75)/2 · 0.95 = 0.831 from step 26 (k = 6), re-armed at step 35; the second
+    // fall from 0.949 crosses 0.7125 after k = 4 steps → step 54.
+    const twice = series(70, (s) => ({ ...steady, 'format/valid_rate': (s > 10 && s <= 20) || s > 50 ? 0.5 : 0.95 }));
+    expect(backtest(twice).filter((w) => w.detector === 'format_drop').map((w) => w.step)).toEqual([14, 54]);
   });
 
   it('raises a critical warning when the gradient norm exceeds 50× its recent level', () => {

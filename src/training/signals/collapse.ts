@@ -2,7 +2,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { mean, unbiasedStd } from '../algorithms/stats';
 import type { Metrics } from './step-metrics';
 
-export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'template_collapse', 'success_drop'] as const;
+export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'template_collapse', 'format_drop', 'success_drop'] as const;
 export type DetectorId = (typeof DETECTORS)[number];
 export type Severity = 'info' | 'warning' | 'critical';
 export type CheckpointHealth = 'healthy' | 'suspect' | 'unhealthy';
@@ -34,7 +34,9 @@ export interface DetectorConfig {
  * - reward_std_drop: smoothed in-group reward std below `threshold` × its running peak while
  *   success has not converged — RAGEN's early sign: outcomes stop differing within a group.
  * - entropy_collapse: smoothed token entropy below `threshold` × its level after the warm-up
- *   while success has not converged.
+ *   while success has not converged. Informational by default: in bench/collapse it never fired
+ *   before another warning on a collapsing run, and it fired on four runs that did not collapse
+ *   (a policy that settles on one answer per state has low entropy by design).
  * - entropy_erratic: rolling coefficient of variation of entropy above `threshold`.
  * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its recent level, the
  *   larger of the rolling median and mean (critical: RAGEN found collapse usually irreversible
@@ -42,6 +44,14 @@ export interface DetectorConfig {
  *   tiny model), and no spike there preceded a collapse, hence 50: a backstop for divergence.
  * - template_collapse: one response given for more than `threshold` of the initial states,
  *   with little diversity inside groups, while success has not converged.
+ * - format_drop: smoothed share of responses that parse as actions below `threshold` × its
+ *   running peak. The collapses bench/collapse produces are abrupt: within a step or two the
+ *   responses stop parsing. At a learning rate that is too high the same thing happens first for
+ *   a few steps and heals, well before the break for good (16 and 92 steps in the suite). 0.75
+ *   sits between those early episodes (0.737× at step 6 of a Bandit run that broke at step 19,
+ *   0.732× at step 12 of a FrozenLake run that broke at 104) and the worst dip of a healthy run
+ *   (0.787× on slippery FrozenLake): a thin margin on either side, so a job whose format is
+ *   noisier by nature may need its own threshold.
  * - success_drop: smoothed success below `threshold` × its running peak — the lagging signal,
  *   which at 0.5 confirms exactly the collapse that bench/collapse measures lead times against;
  *   it may fire from step 3, as a high learning rate can break a policy within five steps.
@@ -50,15 +60,23 @@ export interface DetectorConfig {
  */
 export const DEFAULT_DETECTORS: Record<DetectorId, DetectorConfig> = {
   reward_std_drop: { enabled: true, threshold: 0.3, severity: 'warning', window: 10, warmupSteps: 10 },
-  entropy_collapse: { enabled: true, threshold: 0.15, severity: 'warning', window: 10, warmupSteps: 10 },
+  entropy_collapse: { enabled: true, threshold: 0.15, severity: 'info', window: 10, warmupSteps: 10 },
   entropy_erratic: { enabled: true, threshold: 0.5, severity: 'info', window: 10, warmupSteps: 10 },
   grad_norm_spike: { enabled: true, threshold: 50, severity: 'critical', window: 20, warmupSteps: 10 },
   template_collapse: { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 },
+  format_drop: { enabled: true, threshold: 0.75, severity: 'warning', window: 10, warmupSteps: 3 },
   success_drop: { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 },
 };
 
 /** Success above this (smoothed) counts as converged: low variance and entropy are then expected. */
 const CONVERGED_SUCCESS = 0.85;
+/**
+ * A converged run stays converged until success falls below this: a dip of a few points in a
+ * solved task is success_drop's business and must not reopen every diversity alarm at once.
+ */
+const CONVERGED_RELEASE = 0.75;
+/** A valid-format rate that never rose above this has nothing to fall from (no format warm-up). */
+const MEANINGFUL_FORMAT_PEAK = 0.5;
 /** A latched detector re-arms once its signal is this factor beyond the threshold (hysteresis). */
 const RECOVERY_BAND = 1.5;
 /** A peak of success or std below this is noise, not something to fall from. */
@@ -80,6 +98,8 @@ export interface MonitorState {
   ema: Record<string, number>;
   peak: Record<string, number>;
   entropyReference: number[];
+  /** Whether success has converged (latched between CONVERGED_SUCCESS and CONVERGED_RELEASE). */
+  converged?: boolean;
   history: Record<string, number[]>;
   active: Partial<Record<DetectorId, boolean>>;
   /** Consecutive steps each latched detector's condition has been clear (it re-arms after `window`). */
@@ -142,7 +162,7 @@ export class CollapseMonitor {
       if (list.length > window) list.shift();
     };
     const success = smooth('success/rate', d.success_drop.window) ?? 0;
-    const converged = success >= CONVERGED_SUCCESS;
+    const converged = (s.converged = success >= (s.converged ? CONVERGED_RELEASE : CONVERGED_SUCCESS));
     const std = smooth('reward/std_in_group', d.reward_std_drop.window);
     const entropy = smooth('entropy/mean', d.entropy_collapse.window);
     const template = smooth('diversity/template_share', d.template_collapse.window);
@@ -204,6 +224,15 @@ export class CollapseMonitor {
       const limit = d.template_collapse.threshold;
       check('template_collapse', template > limit && distinct < 0.25 && !converged, template < limit / RECOVERY_BAND || distinct > 0.25 * RECOVERY_BAND || converged, 'diversity/template_share', template, limit,
         `One response is given for ${fmt(100 * template)}% of the initial states and groups hardly vary (distinct ratio ${fmt(distinct)}), while success (${fmt(success)}) has not converged: the agent answers with a template whatever the state.`);
+    }
+    const valid = smooth('format/valid_rate', d.format_drop.window);
+    if (valid !== undefined) {
+      const validPeak = s.peak['format/valid_rate'];
+      const limit = d.format_drop.threshold * validPeak;
+      // Re-armed halfway back to the peak: RECOVERY_BAND × limit would lie above the peak itself.
+      const recovered = valid > ((1 + d.format_drop.threshold) / 2) * validPeak;
+      check('format_drop', validPeak >= MEANINGFUL_FORMAT_PEAK && valid < limit, recovered, 'format/valid_rate', valid, limit,
+        `Only ${fmt(100 * valid)}% of responses still parse as actions, below ${fmt(d.format_drop.threshold)}× the peak ${fmt(100 * validPeak)}%: updates are overshooting what the policy had learned — the abrupt kind of collapse; a lower learning rate usually helps.`);
     }
     const successPeak = s.peak['success/rate'] ?? 0;
     const successLimit = d.success_drop.threshold * successPeak;
