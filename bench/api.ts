@@ -9,44 +9,26 @@
  * no database) as the reference ceiling in the same run.
  */
 import autocannon = require('autocannon');
-import { ChildProcess, spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { PrismaService } from '../src/repositories/prisma.service';
 import { ResultsRepository } from '../src/repositories/results.repository';
 import type { TrajectoryRecord } from '../src/training/records';
-import { createTestDatabase } from '../test/support/database';
+import { BENCH_KEY, startService } from './service';
 
-const ROOT = join(__dirname, '..');
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const KEY = 'bench_admin_key_0123456789abcdef';
-
-function start(entry: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
-}
-
-async function api<T>(base: string, path: string, init: RequestInit = {}): Promise<T> {
-  const response = await fetch(`${base}${path}`, { ...init, headers: { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json', ...init.headers } });
-  return (await response.json()) as T;
-}
 
 async function load(url: string, connections: number, seconds: number, auth: boolean) {
-  const result = await autocannon({ url, connections, duration: seconds, headers: auth ? { Authorization: `Bearer ${KEY}` } : {} });
+  const result = await autocannon({ url, connections, duration: seconds, headers: auth ? { Authorization: `Bearer ${BENCH_KEY}` } : {} });
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.non2xx };
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { connections: { type: 'string', default: '16' }, seconds: { type: 'string', default: '8' }, runs: { type: 'string', default: '3' } } });
-  const database = await createTestDatabase();
-  const port = String(3900 + Math.floor(Math.random() * 90));
-  const env = { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: port, STARLAB_ADMIN_KEY: KEY, STARLAB_QUEUE_PREFIX: `bench-${port}`, STARLAB_BACKEND: 'wasm',
-    // The limiter stays on (its Redis round trip is part of every request) but high enough that
-    // the load generator measures serving, not 429s.
-    STARLAB_RATE_LIMIT_PER_MINUTE: '1000000' };
-  const processes = [start('main.ts', env), start('worker.ts', env)];
-  const base = `http://127.0.0.1:${port}`;
+  // The limiter stays on (its Redis round trip is part of every request) but high enough that
+  // the load generator measures serving, not 429s.
+  const service = await startService({ STARLAB_RATE_LIMIT_PER_MINUTE: '1000000' });
+  const { base, api } = service;
   try {
-    for (let i = 0; i < 60 && !(await fetch(`${base}/ready`).then((r) => r.ok).catch(() => false)); i++) await new Promise((r) => setTimeout(r, 500));
     const spec = {
       environment: { id: 'bandit' },
       algorithm: { id: 'starpo-s' },
@@ -54,14 +36,10 @@ async function main(): Promise<void> {
       rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
       training: { steps: 200, evalEvery: 50, evalEpisodes: 64, checkpointEvery: 50, warmup: { steps: 60 } },
     };
-    const job = await api<{ id: string }>(base, '/v1/jobs', { method: 'POST', body: JSON.stringify(spec) });
-    let status = '';
+    const job = await api<{ id: string }>('/v1/jobs', { method: 'POST', body: JSON.stringify(spec) });
     const trainStarted = Date.now();
-    while (!['succeeded', 'failed', 'cancelled'].includes(status)) {
-      await new Promise((r) => setTimeout(r, 1000));
-      status = (await api<{ status: string }>(base, `/v1/jobs/${job.id}`)).status;
-    }
-    const metrics = await api<{ data: { step: number; metrics: Record<string, number> }[] }>(base, `/v1/jobs/${job.id}/metrics`);
+    const status = await service.waitForJob(job.id);
+    const metrics = await api<{ data: { step: number; metrics: Record<string, number> }[] }>(`/v1/jobs/${job.id}/metrics`);
     const stepMs = median(metrics.data.filter((r) => r.step > 0).map((r) => r.metrics['perf/step_ms']));
     console.log(`trained a ${metrics.data.length - 1}-step job (${status}) in ${((Date.now() - trainStarted) / 1000).toFixed(0)} s; median training step ${stepMs.toFixed(0)} ms\n`);
 
@@ -87,7 +65,7 @@ async function main(): Promise<void> {
 
     // What the worker pays per step: the same transaction it runs (metrics row, 64 trajectories,
     // 8 of them with text, job progress, step event), timed on this database.
-    const prisma = new PrismaService(database.url);
+    const prisma = new PrismaService(service.database.url);
     await prisma.$connect();
     const results = new ResultsRepository(prisma);
     const sample = metrics.data[100].metrics;
@@ -105,8 +83,7 @@ async function main(): Promise<void> {
     const writeMs = median(writes);
     console.log(`\nworker, per training step: persisting metrics + 64 trajectories takes ${writeMs.toFixed(1)} ms (median of 50) = ${((100 * writeMs) / stepMs).toFixed(1)}% of this job's ${stepMs.toFixed(0)} ms step`);
   } finally {
-    for (const p of processes) p.kill('SIGKILL');
-    await database.drop();
+    await service.stop();
   }
 }
 

@@ -92,6 +92,13 @@ export class JobRepository {
     return this.prisma.jobEvent.create({ data: { jobId, type, message, data } });
   }
 
+  /** The step the job's latest rollback returned to (from its audit event), or null. */
+  async lastRollbackTarget(jobId: string): Promise<number | null> {
+    const event = await this.prisma.jobEvent.findFirst({ where: { jobId, type: 'audit', data: { path: ['action'], equals: 'rollback' } }, orderBy: { id: 'desc' } });
+    const toStep = (event?.data as { toStep?: unknown } | null)?.toStep;
+    return typeof toStep === 'number' ? toStep : null;
+  }
+
   eventsAfter(jobId: string, afterId: bigint, limit: number) {
     return this.prisma.jobEvent.findMany({ where: { jobId, id: { gt: afterId } }, orderBy: { id: 'asc' }, take: limit });
   }

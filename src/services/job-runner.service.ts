@@ -178,7 +178,12 @@ export class JobRunnerService {
   private async rollback(jobId: string, context: SettleContext): Promise<boolean> {
     const { spec, trigger } = context;
     if (!trigger || context.rollbacks >= spec.collapse.rollback.maxRollbacks) return false;
-    const target = await this.results.latestHealthyCheckpoint(jobId, trigger.step);
+    let target = await this.results.latestHealthyCheckpoint(jobId, trigger.step);
+    // Detectors lag the update that broke a policy, so the checkpoint written just before a
+    // warning can already hold broken weights. When the last rollback returned to this very
+    // checkpoint and the run warned again before writing a newer healthy one, go back further.
+    const previous = context.rollbacks > 0 ? await this.jobs.lastRollbackTarget(jobId) : null;
+    if (target && target.step === previous) target = await this.results.latestHealthyCheckpoint(jobId, previous - 1);
     if (!target) return false;
     const next: JobSpec = structuredClone(spec);
     next.training.learningRate = spec.training.learningRate * spec.collapse.rollback.learningRateScale;

@@ -94,16 +94,21 @@ describe('collapse warnings (real HTTP, worker, webhook receiver)', () => {
     expect(events.some((m: string) => /paused at step \d+ by collapse rule \(grad_norm_spike at step 6\)/.test(m))).toBe(true);
   }, 120_000);
 
-  it('rolls back to the last healthy checkpoint with a lower learning rate, and stops when rollbacks run out', async () => {
-    const spec = { ...tinyJob({ steps: 30, checkpointEvery: 2, name: 'rollback-on-collapse' }), collapse: { action: 'rollback', rules: ALWAYS_SPIKE, rollback: { learningRateScale: 0.5, maxRollbacks: 1 } } };
+  it('rolls back to the last healthy checkpoint with a lower learning rate, further back when that did not help, and stops when rollbacks run out', async () => {
+    const spec = { ...tinyJob({ steps: 30, checkpointEvery: 2, name: 'rollback-on-collapse' }), collapse: { action: 'rollback', rules: ALWAYS_SPIKE, rollback: { learningRateScale: 0.5, maxRollbacks: 2 } } };
     const { body: job } = await stack.request('POST', '/v1/jobs', { body: spec });
     const done = await stack.waitForJob(job.id, (j) => ['failed', 'succeeded'].includes(j.status), 90_000);
     const events = (await stack.request('GET', `/v1/jobs/${job.id}/events?limit=1000`)).body.data;
-    const rollback = events.find((e: { data: { action?: string } }) => e.data?.action === 'rollback');
-    expect(rollback.message).toBe('rolled back to healthy checkpoint at step 4 after grad_norm_spike at step 6; learning rate 0.001 → 0.0005');
-    expect(done.spec.training.learningRate).toBe(0.0005);
-    expect(done.attempt).toBe(2);
-    // The same rule fires again after the rollback; with maxRollbacks 1 the job stops.
+    const rollbacks = events.filter((e: { data: { action?: string } }) => e.data?.action === 'rollback').map((e: { message: string }) => e.message);
+    // The rule fires at step 6 again after resuming from step 4, before a newer healthy
+    // checkpoint exists: step 4 did not help, so the second rollback goes back to step 2.
+    expect(rollbacks).toEqual([
+      'rolled back to healthy checkpoint at step 4 after grad_norm_spike at step 6; learning rate 0.001 → 0.0005',
+      'rolled back to healthy checkpoint at step 2 after grad_norm_spike at step 6; learning rate 0.0005 → 0.00025',
+    ]);
+    expect(done.spec.training.learningRate).toBe(0.00025);
+    expect(done.attempt).toBe(3);
+    // The same rule fires once more; with maxRollbacks 2 the job stops.
     expect(done.status).toBe('failed');
     expect(done.error).toMatch(/no rollback possible/);
     const steps = (await stack.request('GET', `/v1/jobs/${job.id}/metrics?names=reward/mean`)).body.data.map((r: { step: number }) => r.step);
