@@ -12,6 +12,9 @@ import { withRetry } from './retry';
 /** How long a worker keeps retrying a write before it gives the job up (it resumes elsewhere). */
 const WRITE_DEADLINE_MS = 5 * 60_000;
 
+/** Warning again within this many steps of a rollback's checkpoint means it did not help (the detectors' smoothing window). */
+const RELAPSE_STEPS = 10;
+
 type StopReason = 'cancel' | 'pause' | 'preempt' | 'shutdown' | 'collapse-pause' | 'collapse-stop' | 'rollback';
 
 /**
@@ -178,12 +181,12 @@ export class JobRunnerService {
   private async rollback(jobId: string, context: SettleContext): Promise<boolean> {
     const { spec, trigger } = context;
     if (!trigger || context.rollbacks >= spec.collapse.rollback.maxRollbacks) return false;
-    let target = await this.results.latestHealthyCheckpoint(jobId, trigger.step);
     // Detectors lag the update that broke a policy, so the checkpoint written just before a
-    // warning can already hold broken weights. When the last rollback returned to this very
-    // checkpoint and the run warned again before writing a newer healthy one, go back further.
+    // warning can already hold broken weights. A run that warns again within RELAPSE_STEPS of the
+    // checkpoint it was rolled back to did not recover from there: go back further than that.
     const previous = context.rollbacks > 0 ? await this.jobs.lastRollbackTarget(jobId) : null;
-    if (target && target.step === previous) target = await this.results.latestHealthyCheckpoint(jobId, previous - 1);
+    const relapsed = previous !== null && trigger.step - previous <= RELAPSE_STEPS;
+    const target = await this.results.latestHealthyCheckpoint(jobId, relapsed ? previous - 1 : trigger.step);
     if (!target) return false;
     const next: JobSpec = structuredClone(spec);
     next.training.learningRate = spec.training.learningRate * spec.collapse.rollback.learningRateScale;
