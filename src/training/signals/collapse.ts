@@ -35,7 +35,7 @@ export interface DetectorConfig {
  *   success has not converged — RAGEN's early sign: outcomes stop differing within a group.
  * - entropy_collapse: smoothed token entropy below `threshold` × its level after the warm-up
  *   while success has not converged. Informational by default: in bench/collapse it never fired
- *   before another warning on a collapsing run, and it fired on four runs that did not collapse
+ *   before another warning on a collapsing run, and it fired on five runs that did not collapse
  *   (a policy that settles on one answer per state has low entropy by design).
  * - entropy_erratic: rolling coefficient of variation of entropy above `threshold`.
  * - grad_norm_spike: pre-clip actor gradient norm above `threshold` × its recent level, the
