@@ -17,10 +17,12 @@ import { BenchService, startService } from './service';
 
 type Row = { step: number; metrics: Record<string, number> };
 
-async function events(service: BenchService, id: string): Promise<{ type: string; message: string }[]> {
-  const all: { id: number; type: string; message: string }[] = [];
+type JobEvent = { id: number; message: string; data: { action?: string } | null };
+
+async function events(service: BenchService, id: string): Promise<JobEvent[]> {
+  const all: JobEvent[] = [];
   for (let more = true; more; ) {
-    const page = await service.api<{ data: { id: number; type: string; message: string }[]; has_more: boolean }>(`/v1/jobs/${id}/events?limit=1000${all.length ? `&after=${all[all.length - 1].id}` : ''}`);
+    const page = await service.api<{ data: JobEvent[]; has_more: boolean }>(`/v1/jobs/${id}/events?limit=1000${all.length ? `&after=${all[all.length - 1].id}` : ''}`);
     all.push(...page.data);
     more = page.has_more;
   }
@@ -29,7 +31,10 @@ async function events(service: BenchService, id: string): Promise<{ type: string
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { runs: { type: 'string', default: 'bandit-s-lr5e-3,bandit-s-lr5e-3-seed2,bandit-grpo-lr1e-3' } } });
-  const runs = values.runs!.split(',').map((name) => SUITE.find((r) => r.name === name) ?? (() => { throw new Error(`no suite run ${name}`); })());
+  const names = values.runs!.split(',');
+  const unknown = names.filter((name) => !SUITE.some((r) => r.name === name));
+  if (unknown.length > 0) throw new Error(`not in the bench/collapse suite: ${unknown.join(', ')}`);
+  const runs = names.map((name) => SUITE.find((r) => r.name === name)!);
   const service = await startService({ STARLAB_WORKER_SLOTS: '2' });
   try {
     const submitted = [];
@@ -49,7 +54,7 @@ async function main(): Promise<void> {
       const status = await service.waitForJob(id);
       const { data } = await service.api<{ data: Row[] }>(`/v1/jobs/${id}/metrics`);
       const series = data.filter((r) => r.step > 0);
-      const rollbacks = (await events(service, id)).filter((e) => e.type === 'audit' && e.message.startsWith('rolled back'));
+      const rollbacks = (await events(service, id)).filter((e) => e.data?.action === 'rollback');
       const last = series.slice(-10).map((r) => r.metrics['success/rate']).filter((x) => x !== undefined);
       const evalSuccess = [...series].reverse().find((r) => r.metrics['eval/success'] !== undefined)?.metrics['eval/success'];
       console.log(`${run.name.padEnd(30)} ${action.padEnd(10)} ${status.padEnd(10)} ${String(collapseStep(series) ?? '–').padStart(8)}  ${String(rollbacks.length).padStart(9)}  ${mean(last).toFixed(3).padStart(23)}  ${evalSuccess === undefined ? '–' : evalSuccess.toFixed(3)}`);

@@ -38,7 +38,7 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
     async waitForJob(id) {
       for (;;) {
         const { status } = await api<{ status: string }>(`/v1/jobs/${id}`);
-        if (['succeeded', 'failed', 'killed', 'cancelled'].includes(status)) return status;
+        if (['succeeded', 'failed', 'cancelled'].includes(status)) return status;
         await new Promise((r) => setTimeout(r, 1000));
       }
     },
