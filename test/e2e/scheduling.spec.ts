@@ -79,8 +79,10 @@ describe('scheduling: fair share, priorities, quotas (three users, two slots)', 
     const before = (x: string, y: string) => expect(started.indexOf(x)).toBeLessThan(started.indexOf(y));
     // The two free slots went to ann's priority job and to bob, not to two of ann's four.
     expect(new Set(started.slice(0, 2))).toEqual(new Set(['a3', 'b1']));
-    // Next came cy (fewest active jobs), and only then ann's second job.
-    expect(started[2]).toBe('c1');
+    // Next came cy (fewest active jobs) and ann's second job, before any other of ann's. a3 and b1
+    // are the same size and often finish together; then c1 and a1 are admitted in one pass and
+    // either may reach the worker first (CI once saw a1 start a few ms before c1).
+    expect(new Set(started.slice(2, 4))).toEqual(new Set(['c1', 'a1']));
     // ann's own jobs in priority, then submission order.
     before('a3', 'a1');
     before('a1', 'a2');
