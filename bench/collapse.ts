@@ -25,8 +25,12 @@ export interface SuiteRun {
   name: string;
   expectation: 'collapse' | 'healthy';
   spec: Record<string, unknown>;
-  /** Added after the defaults were calibrated on the other runs: evidence the defaults did not see. */
-  heldOut?: true;
+  /**
+   * Evidence the defaults did not see: round 1 was added after the thresholds of stop 8 were
+   * calibrated on the other runs; round 2 after kl_overshoot, the rise rule of the collapse step
+   * and reward_std_drop's severity were decided on rounds 0 and 1.
+   */
+  heldOut?: 1 | 2;
 }
 
 const frozenLake = (preset: string, learningRate: number, steps: number, seed = 1) => ({
@@ -58,14 +62,20 @@ export const SUITE: SuiteRun[] = [
   { name: 'bandit-s-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150) },
   { name: 'bandit-s-grpo-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150) },
   // The same settings with seeds the calibration never saw.
-  { name: 'frozenlake-grpo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 3), heldOut: true },
-  { name: 'frozenlake-ppo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250, 3), heldOut: true },
-  { name: 'bandit-grpo-lr1e-3-seed2', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150, 2), heldOut: true },
-  { name: 'bandit-s-lr5e-3-seed2', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 2), heldOut: true },
-  { name: 'frozenlake-s-lr1e-3-seed3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 3), heldOut: true },
-  { name: 'frozenlake-slippery-s-lr1e-3-seed2', expectation: 'healthy', spec: { ...frozenLake('starpo-s', 1e-3, 200, 2), environment: { id: 'frozenlake', config: { slippery: true } } }, heldOut: true },
-  { name: 'bandit-s-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 2), heldOut: true },
-  { name: 'bandit-s-grpo-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 2), heldOut: true },
+  { name: 'frozenlake-grpo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 3), heldOut: 1 },
+  { name: 'frozenlake-ppo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250, 3), heldOut: 1 },
+  { name: 'bandit-grpo-lr1e-3-seed2', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150, 2), heldOut: 1 },
+  { name: 'bandit-s-lr5e-3-seed2', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 2), heldOut: 1 },
+  { name: 'frozenlake-s-lr1e-3-seed3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 3), heldOut: 1 },
+  { name: 'frozenlake-slippery-s-lr1e-3-seed2', expectation: 'healthy', spec: { ...frozenLake('starpo-s', 1e-3, 200, 2), environment: { id: 'frozenlake', config: { slippery: true } } }, heldOut: 1 },
+  { name: 'bandit-s-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 2), heldOut: 1 },
+  { name: 'bandit-s-grpo-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 2), heldOut: 1 },
+  // Round 2: seeds no decision has seen.
+  { name: 'frozenlake-grpo-lr3e-3-seed4', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 4), heldOut: 2 },
+  { name: 'bandit-s-lr5e-3-seed3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 3), heldOut: 2 },
+  { name: 'frozenlake-s-lr1e-3-seed4', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 4), heldOut: 2 },
+  { name: 'bandit-s-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 3), heldOut: 2 },
+  { name: 'bandit-s-grpo-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 3), heldOut: 2 },
 ];
 
 export type Series = { step: number; metrics: Metrics }[];
@@ -96,6 +106,8 @@ export interface RunScore {
   name: string;
   expectation: string;
   collapse: number | null;
+  /** Where success fell below half of a peak it never rose to (step 1's): a decline from the start, not a collapse. */
+  declined: number | null;
   firstWarning: CollapseWarning | null;
   lead: number | null;
   falseAlarms: { warning: number; critical: number };
@@ -106,12 +118,14 @@ export interface RunScore {
 export function score(name: string, expectation: string, series: Series): RunScore {
   const warnings = backtest(series).filter((w) => w.severity !== 'info');
   const collapse = collapseStep(series);
+  const fell = collapseStep(series, 10, 0.2, 0);
   const before = collapse === null ? warnings : warnings.filter((w) => w.step <= collapse);
   const firstWarning = before[0] ?? null;
   return {
     name,
     expectation,
     collapse,
+    declined: collapse === null ? fell : null,
     firstWarning,
     lead: collapse !== null && firstWarning ? collapse - firstWarning.step : null,
     falseAlarms: collapse === null ? { warning: warnings.filter((w) => w.severity === 'warning').length, critical: warnings.filter((w) => w.severity === 'critical').length } : { warning: 0, critical: 0 },
@@ -139,11 +153,12 @@ async function main(): Promise<void> {
   for (const { run, score: s } of scores) {
     const first = s.firstWarning ? `${s.firstWarning.step} (${s.firstWarning.detector}, ${s.firstWarning.severity})` : '–';
     const alarms = s.collapse === null ? s.warnings.map((w) => `${w.step}:${w.detector}/${w.severity}`).join(' ') || 'none' : '';
-    console.log(`${(s.name + (run.heldOut ? ' *' : '')).padEnd(36)} ${s.expectation.padEnd(9)} ${String(s.collapse ?? '–').padStart(8)}  ${first.padEnd(40)} ${String(s.lead ?? '–').padStart(5)}   ${alarms}`);
+    console.log(`${(s.name + (run.heldOut ? ' ' + '*'.repeat(run.heldOut) : '')).padEnd(36)} ${s.expectation.padEnd(9)} ${String(s.collapse ?? '–').padStart(8)}  ${first.padEnd(40)} ${String(s.lead ?? '–').padStart(5)}   ${alarms}`);
   }
-  console.log('(* held out: added after the default thresholds were calibrated on the other runs)');
+  console.log('(* held out, round 1: added after the stop-8 thresholds were set; ** round 2: added after kl_overshoot, the rise rule and reward_std_drop as info were decided)');
   summarize('calibration runs', scores.filter((s) => !s.run.heldOut).map((s) => s.score));
-  summarize('held-out runs', scores.filter((s) => s.run.heldOut).map((s) => s.score));
+  summarize('held-out runs, round 1', scores.filter((s) => s.run.heldOut === 1).map((s) => s.score));
+  summarize('held-out runs, round 2', scores.filter((s) => s.run.heldOut === 2).map((s) => s.score));
   summarize('all runs', scores.map((s) => s.score));
   console.log('\ntargets: every collapse detected, median lead >= 10, no critical and at most one warning-level false alarm on healthy runs');
 }
@@ -163,7 +178,16 @@ function summarize(label: string, scores: RunScore[]): void {
     return `${critical} critical, ${warning} warning (in ${runs.filter((s) => s.falseAlarms.warning + s.falseAlarms.critical > 0).length} of ${runs.length} runs)`;
   };
   const survived = scores.filter((s) => s.collapse === null);
-  console.log(`\n${label}: ${collapsed.length} collapsed, ${detected.length} flagged at or before the collapse step; median lead ${leads.length ? leads[Math.floor((leads.length - 1) / 2)] : '–'} steps (all: ${leads.join(', ') || '–'})`);
+  const median = (xs: number[]) => (xs.length === 0 ? '–' : xs.length % 2 ? String(xs[(xs.length - 1) / 2]) : String((xs[xs.length / 2 - 1] + xs[xs.length / 2]) / 2));
+  console.log(`\n${label}: ${collapsed.length} collapsed, ${detected.length} flagged at or before the collapse step; median lead ${median(leads)} steps (all: ${leads.join(', ') || '–'})`);
+  const declined = scores.filter((s) => s.declined !== null);
+  if (declined.length > 0) {
+    // Counted as collapses at the step success fell below half of its step-1 value, for comparison.
+    const asCollapses = declined.map((s) => (s.warnings[0] && s.warnings[0].step <= s.declined! ? s.declined! - s.warnings[0].step : null));
+    const all = [...leads, ...asCollapses.filter((l): l is number => l !== null)].sort((a, b) => a - b);
+    console.log(`  declined from step 1 without rising (not collapses): ${declined.map((s, i) => `${s.name} below half at ${s.declined}, first warning ${s.warnings[0] ? `${s.warnings[0].step} (${s.warnings[0].detector})` : '–'}${asCollapses[i] === null ? ', not before' : ''}`).join('; ')}`);
+    console.log(`  counting those as collapses: ${all.length} of ${collapsed.length + declined.length} flagged in time, median lead ${median(all)} (all: ${all.join(', ')})`);
+  }
   console.log(`  false alarms on healthy runs: ${alarms(survived.filter((s) => s.expectation === 'healthy'))}; on every run that did not collapse: ${alarms(survived)}`);
 }
 

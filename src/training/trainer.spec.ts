@@ -77,7 +77,7 @@ describe('Trainer', () => {
       'reward/mean', 'reward/std_in_group', 'reward/std_in_group_kept', 'success/rate', 'success/pass_at_k',
       'entropy/mean', 'grad_norm/actor', 'grad_norm/critic', 'response/length', 'response/think_length',
       'diversity/distinct_ratio', 'diversity/identical_groups', 'loss/policy', 'loss/value', 'clip/fraction_high',
-      'clip/fraction_low', 'kl/ref', 'filter/kept_ratio', 'eval/success', 'perf/tokens_per_s', 'perf/step_ms',
+      'clip/fraction_low', 'kl/ref', 'kl/update', 'filter/kept_ratio', 'eval/success', 'perf/tokens_per_s', 'perf/step_ms',
     ]) {
       expect(seen).toContain(name);
     }

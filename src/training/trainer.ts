@@ -104,6 +104,7 @@ export class Trainer {
       this.updateRng = Rng.fromState(this.state.updateRng);
       this.lastCheckpointStep = this.state.step;
     }
+    this.monitor.useLearningRate(training.learningRate);
   }
 
   static async create(spec: JobSpec, options: TrainerOptions = {}, log: (m: string) => void = () => undefined): Promise<Trainer> {

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { gae, groupZScores, whiten } from './algorithms/advantages';
 import { explainedVariance } from './algorithms/grad';
-import { aggregationWeights, clippedValueLoss, klK1, ppoPolicyLoss, tokenEntropy, tokenLogProbs, weightedTokenSum } from './algorithms/losses';
+import { aggregationWeights, clippedValueLoss, k3, klK1, ppoPolicyLoss, tokenEntropy, tokenLogProbs, weightedTokenSum } from './algorithms/losses';
 import type { AlgorithmConfig } from './algorithms/presets';
 import { mean } from './algorithms/stats';
 import { Adam } from './policy/adam';
@@ -68,7 +68,34 @@ export function updatePolicy(learner: Learner, groups: readonly Trajectory[][], 
     }
   }
   for (const [name, values] of Object.entries(totals)) metrics[name] = mean(values);
+  // Every stride-th row, at most one evaluation chunk: the step's size, not a per-row account.
+  const stride = Math.ceil(rows.length / EVAL_CHUNK_ROWS);
+  metrics[METRIC.klUpdate] = policyShift(learner.actor, rows.filter((_, i) => i % stride === 0), temperature);
   return metrics;
+}
+
+/**
+ * KL(π_before ‖ π_after) of this step's whole update, per response token (k3 estimator on the
+ * step's own samples, which π_before drew): how far one step moved the policy. Measured after
+ * the update rather than inside it, because with one minibatch (the presets' default) the PPO
+ * ratio is exactly 1 while the loss is computed and says nothing about the step's size.
+ */
+function policyShift(actor: TransformerLM, rows: UpdateRow[], temperature: number): number {
+  let total = 0;
+  let tokens = 0;
+  for (let start = 0; start < rows.length; start += EVAL_CHUNK_ROWS) {
+    const chunk = rows.slice(start, start + EVAL_CHUNK_ROWS);
+    const batch = new PackedBatch(chunk);
+    const logProbs = tf.tidy(() => tokenLogProbs(actor.forward(batch.inputTensor()).logits, batch.targetOneHot(actor.config.vocabSize), temperature));
+    batch.gatherResponse(logProbs).forEach((after, i) => {
+      after.forEach((logProb, j) => {
+        total += k3(logProb - chunk[i].oldLogProbs[j]);
+        tokens++;
+      });
+    });
+    logProbs.dispose();
+  }
+  return tokens > 0 ? total / tokens : 0;
 }
 
 function buildRows(trajectories: readonly Trajectory[]): UpdateRow[] {

@@ -1,7 +1,7 @@
 import '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs';
 
-import { clippedValueLoss, entropyAwareAdvantages, klK1, klK3, ppoPolicyLoss, type PolicyLossInputs } from './losses';
+import { clippedValueLoss, entropyAwareAdvantages, k3, klK1, klK3, ppoPolicyLoss, type PolicyLossInputs } from './losses';
 
 beforeAll(async () => {
   await tf.setBackend('wasm');
@@ -51,8 +51,10 @@ describe('ppoPolicyLoss', () => {
     expect(scalar(out.loss)).toBeCloseTo(w * (-1.1 - 1.28 - 0.5 + 0.9 + 0.8 + 1.5 + 3), 5);
     expect(scalar(out.clipFractionHigh)).toBeCloseTo(1 / 7, 6); // token 1 (token 7 is padding)
     expect(scalar(out.clipFractionLow)).toBeCloseTo(1 / 7, 6); // token 4
-    const logRatioSum = [1.1, 1.5, 0.5, 0.9, 0.5, 1.5, 4].reduce((sum, r) => sum + Math.log(r), 0);
-    expect(scalar(out.approxKl)).toBeCloseTo(-w * logRatioSum, 5);
+    // k3 per token: (r − 1) − ln r, e.g. r = 4 → 3 − 1.386 = 1.614; padding excluded.
+    const k3Sum = [1.1, 1.5, 0.5, 0.9, 0.5, 1.5, 4].reduce((sum, r) => sum + (r - 1 - Math.log(r)), 0);
+    expect(scalar(out.approxKl)).toBeCloseTo(w * k3Sum, 5);
+    expect(k3Sum).toBeCloseTo(0.00469 + 0.09453 + 0.19315 + 0.00536 + 0.19315 + 0.09453 + 1.61371, 4);
   });
 
   it('rejects a dual-clip constant that is not above 1', () => {
@@ -181,5 +183,14 @@ describe('tensor bookkeeping', () => {
     tf.dispose(outputs);
     expect(tf.memory().numTensors).toBe(before);
     tf.dispose([a, b, c, w]);
+  });
+});
+
+describe('k3', () => {
+  it('is (r − 1) − ln r: zero for an unchanged token, positive either way', () => {
+    expect(k3(0)).toBe(0);
+    expect(k3(Math.log(4))).toBeCloseTo(3 - 1.386294, 5);
+    expect(k3(Math.log(0.5))).toBeCloseTo(-0.5 + 0.693147, 5);
+    expect(k3(-1e9)).toBeCloseTo(Math.expm1(-20) + 20, 5); // bounded like the PPO ratio
   });
 });

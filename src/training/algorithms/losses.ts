@@ -56,7 +56,11 @@ export type PolicyLossOutputs = {
   clipFractionHigh: tf.Scalar;
   /** `clip/fraction_low`: share of counted tokens with A < 0 and r < 1 − ε_low. */
   clipFractionLow: tf.Scalar;
-  /** Σ w·(log π_old − log π_θ), the k1 estimate of KL(π_old ‖ π_θ) (veRL's `ppo_kl`). */
+  /**
+   * Σ w·((r − 1) − log r), the k3 estimate of KL(π_old ‖ π_θ) (Schulman's "Approximating KL"):
+   * never negative, unlike k1 (veRL's `ppo_kl`), so a drifting policy cannot hide behind tokens
+   * whose ratio moved the other way.
+   */
   approxKl: tf.Scalar;
 };
 
@@ -107,7 +111,7 @@ export function ppoPolicyLoss(inputs: PolicyLossInputs): PolicyLossOutputs {
         counted,
       ),
       clipFractionLow: countedShare(tf.logicalAnd(tf.less(advantages, 0), tf.less(ratio, 1 - clipLow)), counted),
-      approxKl: weightedTokenSum(tf.neg(logRatio), weights),
+      approxKl: weightedTokenSum(tf.sub(tf.sub(ratio, 1), logRatio), weights),
     };
   });
 }
@@ -196,4 +200,14 @@ export function klK3(inputs: KlInputs): tf.Scalar {
     const d = tf.clipByValue(tf.sub(inputs.refLogProbs, inputs.logProbs), -LOG_RATIO_BOUND, LOG_RATIO_BOUND);
     return weightedTokenSum(tf.sub(tf.sub(tf.exp(d), d), 1), inputs.weights);
   });
+}
+
+/**
+ * k3 = (r − 1) − log r for one sample's log r = log π_new − log π_old (drawn from π_old): an
+ * unbiased estimate of KL(π_old ‖ π_new) that is never negative (Schulman, "Approximating KL
+ * divergence"). log r is bounded to ±20 like the PPO ratio.
+ */
+export function k3(logRatio: number): number {
+  const bounded = Math.max(-20, Math.min(20, logRatio));
+  return Math.expm1(bounded) - bounded;
 }

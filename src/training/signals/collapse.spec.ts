@@ -1,4 +1,4 @@
-import { CollapseMonitor, backtest, collapseStep } from './collapse';
+import { CollapseMonitor, DEFAULT_DETECTORS, backtest, collapseStep } from './collapse';
 import type { Metrics } from './step-metrics';
 
 /** A series whose every metric is given per step by a function. */
@@ -29,7 +29,7 @@ describe('CollapseMonitor', () => {
     expect(warnings.map((w) => w.step)).toEqual([26]);
     expect(warnings[0].value).toBeCloseTo(0.4 * (9 / 11) ** 6, 4);
     expect(warnings[0].threshold).toBeCloseTo(0.3 * 0.4, 4);
-    expect(warnings[0].severity).toBe('warning');
+    expect(warnings[0].severity).toBe('info'); // see DEFAULT_DETECTORS: it fired on healthy FrozenLake plateaus
     expect(warnings[0].message).toMatch(/In-group reward std fell/);
     // Recovery: from step 46 the EMA climbs back above 1.5 × 0.12 = 0.18 at step 48
     // (0.4 − 0.397·(9/11)^3 = 0.18) and stays there for the 10-step window, so it re-arms at 57
@@ -111,6 +111,56 @@ describe('CollapseMonitor', () => {
     expect(spike.threshold).toBeCloseTo(50 * ((15 * 0.001 + 5 * 0.4) / 20), 3); // warnings round to 4 decimals
   });
 
+  describe('kl_overshoot (rolling median of the per-step policy shift)', () => {
+    const limit = DEFAULT_DETECTORS.kl_overshoot.threshold;
+    const small = limit / 5;
+    const large = 4 * limit;
+    const overshoots = (run: { step: number; metrics: Metrics }[]) => backtest(run).filter((w) => w.detector === 'kl_overshoot');
+
+    it('warns when most recent steps moved the policy too far', () => {
+      // Small steps 1–10, large from 11. The window holds the last min(step, 20) values: at step 19
+      // it is 10 small and 9 large, median small; at step 20 it is 10 and 10, and the median is the
+      // mean of the middle two, (limit/5 + 4·limit)/2 = 2.1·limit: the first step above the limit.
+      const [warning] = overshoots(series(40, (s) => ({ ...steady, 'kl/update': s <= 10 ? small : large })));
+      expect(warning).toMatchObject({ step: 20, signal: 'kl/update', severity: 'warning' });
+      expect(warning.value).toBeCloseTo(2.1 * limit, 4);
+      expect(warning.threshold).toBeCloseTo(limit, 6);
+      expect(warning.message).toMatch(/Updates are too large/);
+    });
+
+    it('ignores isolated large steps, and waits for five samples', () => {
+      // One step in four is large: the median of any window stays small.
+      expect(overshoots(series(80, (s) => ({ ...steady, 'kl/update': s % 4 === 0 ? 10 * limit : small })))).toEqual([]);
+      // Large from the start: the fifth step is the first with enough samples.
+      expect(overshoots(series(20, () => ({ ...steady, 'kl/update': large }))).map((w) => w.step)).toEqual([5]);
+    });
+
+    it('starts afresh when the learning rate changes (a rollback) but not on a plain resume', () => {
+      const monitor = new CollapseMonitor();
+      monitor.useLearningRate(0.004);
+      const large10 = series(10, () => ({ ...steady, 'kl/update': large }));
+      expect(large10.flatMap((row) => monitor.observe(row.step, row.metrics)).map((w) => w.step)).toEqual([5]);
+      const state = monitor.getState();
+      // Resumed at the same rate: still latched, no repeat of the warning.
+      const same = new CollapseMonitor();
+      same.setState(state);
+      same.useLearningRate(0.004);
+      expect(same.observe(11, { ...steady, 'kl/update': large })).toEqual([]);
+      // Resumed at half the rate: the old sizes are forgotten; small steps now stay quiet, and
+      // large ones warn again once five have been seen (steps 11–15).
+      const halved = () => {
+        const m = new CollapseMonitor();
+        m.setState(state);
+        m.useLearningRate(0.002);
+        return m;
+      };
+      const quiet = halved();
+      expect(Array.from({ length: 10 }, (_, i) => quiet.observe(11 + i, { ...steady, 'kl/update': small })).flat()).toEqual([]);
+      const loud = halved();
+      expect(Array.from({ length: 10 }, (_, i) => loud.observe(11 + i, { ...steady, 'kl/update': large })).flat().map((w) => w.step)).toEqual([15]);
+    });
+  });
+
   it('flags one response for most states with uniform groups, and the lagging success drop', () => {
     const template = series(40, (s) => ({ ...steady, 'diversity/template_share': s > 20 ? 1 : 0.2, 'diversity/distinct_ratio': s > 20 ? 0.1 : 0.8 }));
     // template EMA passes 0.9 when 1 − 0.8·(9/11)^k > 0.9 → k = 11 → step 31.
@@ -120,7 +170,14 @@ describe('CollapseMonitor', () => {
     // the collapse step itself: this detector confirms a collapse, the others warn before it.
     const [drop] = backtest(falling).filter((w) => w.detector === 'success_drop');
     expect(drop.step).toBe(36);
-    expect(collapseStep(falling)).toBe(30 + 6); // below 0.4: 0.2 + 0.6·(9/11)^k < 0.4 → (9/11)^k < 1/3 → k = 6
+    // Success started at 0.8 and never rose: by the collapse definition there is nothing to
+    // collapse from. Rising first (0.5 for ten steps, then 0.8) makes the same fall a collapse.
+    expect(collapseStep(falling)).toBeNull();
+    const risen = series(60, (s) => ({ ...steady, 'success/rate': s <= 10 ? 0.5 : s <= 30 ? 0.8 : 0.2 }));
+    const peak = 0.8 - 0.3 * (9 / 11) ** 20; // EMA after 20 steps at 0.8 from 0.5
+    const k = Array.from({ length: 30 }, (_, i) => i + 1).find((n) => 0.2 + (peak - 0.2) * (9 / 11) ** n < 0.5 * peak)!;
+    expect(k).toBe(6);
+    expect(collapseStep(risen)).toBe(30 + 6);
   });
 
   it('applies per-job rules: disable, threshold, severity, warm-up', () => {

@@ -2,7 +2,7 @@ import { Static, Type } from '@sinclair/typebox';
 import { mean, unbiasedStd } from '../algorithms/stats';
 import type { Metrics } from './step-metrics';
 
-export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'template_collapse', 'format_drop', 'success_drop'] as const;
+export const DETECTORS = ['reward_std_drop', 'entropy_collapse', 'entropy_erratic', 'grad_norm_spike', 'kl_overshoot', 'template_collapse', 'format_drop', 'success_drop'] as const;
 export type DetectorId = (typeof DETECTORS)[number];
 export type Severity = 'info' | 'warning' | 'critical';
 export type CheckpointHealth = 'healthy' | 'suspect' | 'unhealthy';
@@ -33,6 +33,9 @@ export interface DetectorConfig {
  * Defaults, calibrated on bench/collapse (see its output for lead times and false alarms):
  * - reward_std_drop: smoothed in-group reward std below `threshold` × its running peak while
  *   success has not converged — RAGEN's early sign: outcomes stop differing within a group.
+ *   Informational by default: in bench/collapse it fired on 3 of 9 healthy runs (StarPO-S on
+ *   FrozenLake settles on one answer per map, and then groups agree), and with kl_overshoot in
+ *   place it was never the first warning of a run that collapsed.
  * - entropy_collapse: smoothed token entropy below `threshold` × its level after the warm-up
  *   while success has not converged. Informational by default: in bench/collapse it never fired
  *   before another warning on a collapsing run, and it fired on five runs that did not collapse
@@ -42,6 +45,14 @@ export interface DetectorConfig {
  *   larger of the rolling median and mean (critical: RAGEN found collapse usually irreversible
  *   after one). Healthy runs in bench/collapse reach 28× that level (heavy-tailed norms of a
  *   tiny model), and no spike there preceded a collapse, hence 50: a backstop for divergence.
+ * - kl_overshoot: rolling median of `kl/update` (the KL between the policy before and after a
+ *   step's update, per token) above `threshold`: steps too large for the trust region PPO
+ *   assumes (Spinning Up's PPO stops a step's epochs at 1.5 × its target of 0.01). In
+ *   bench/collapse it is the one signal that comes tens of steps before the abrupt breaks. The
+ *   medians of healthy runs stayed at or below 0.041. Runs at too high a learning rate reached
+ *   0.07–0.67, and those that broke crossed 0.05 between 32 and 99 steps before. A median,
+ *   because single steps spike on every run. In effect it says the learning rate is too high for
+ *   this policy, which is also why it fires early.
  * - template_collapse: one response given for more than `threshold` of the initial states,
  *   with little diversity inside groups, while success has not converged.
  * - format_drop: smoothed share of responses that parse as actions below `threshold` × its
@@ -59,14 +70,18 @@ export interface DetectorConfig {
  * the threshold by RECOVERY_BAND for a whole window.
  */
 export const DEFAULT_DETECTORS: Record<DetectorId, DetectorConfig> = {
-  reward_std_drop: { enabled: true, threshold: 0.3, severity: 'warning', window: 10, warmupSteps: 10 },
+  reward_std_drop: { enabled: true, threshold: 0.3, severity: 'info', window: 10, warmupSteps: 10 },
   entropy_collapse: { enabled: true, threshold: 0.15, severity: 'info', window: 10, warmupSteps: 10 },
   entropy_erratic: { enabled: true, threshold: 0.5, severity: 'info', window: 10, warmupSteps: 10 },
   grad_norm_spike: { enabled: true, threshold: 50, severity: 'critical', window: 20, warmupSteps: 10 },
+  kl_overshoot: { enabled: true, threshold: 0.05, severity: 'warning', window: 20, warmupSteps: 5 },
   template_collapse: { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 },
   format_drop: { enabled: true, threshold: 0.75, severity: 'warning', window: 10, warmupSteps: 3 },
   success_drop: { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 },
 };
+
+/** kl_overshoot needs at least this many steps of `kl/update` since the start or the last change of learning rate. */
+const KL_MIN_SAMPLES = 5;
 
 /** Success above this (smoothed) counts as converged: low variance and entropy are then expected. */
 const CONVERGED_SUCCESS = 0.85;
@@ -105,6 +120,8 @@ export interface MonitorState {
   /** Consecutive steps each latched detector's condition has been clear (it re-arms after `window`). */
   clearFor?: Partial<Record<DetectorId, number>>;
   lastSevere: { step: number; severity: Severity } | null;
+  /** The learning rate the `kl/update` history was measured at (kl_overshoot restarts when it changes). */
+  learningRate?: number;
 }
 
 const ema = (previous: number | undefined, value: number, window: number) => (previous === undefined ? value : previous + (2 / (window + 1)) * (value - previous));
@@ -131,6 +148,22 @@ export class CollapseMonitor {
 
   setState(state: MonitorState): void {
     this.state = structuredClone(state);
+  }
+
+  /**
+   * Tells the monitor the learning rate the next steps train with. A run resumed at a different
+   * rate (a rollback's override) starts kl_overshoot afresh: update sizes measured at the old
+   * rate say nothing about the new one, and would otherwise re-fire the warning that caused the
+   * rollback.
+   */
+  useLearningRate(learningRate: number): void {
+    const s = this.state;
+    if (s.learningRate !== undefined && s.learningRate !== learningRate) {
+      delete s.history['kl/update'];
+      s.active.kl_overshoot = false;
+      delete s.clearFor?.kl_overshoot;
+    }
+    s.learningRate = learningRate;
   }
 
   /** Tag for a checkpoint taken now: unhealthy after a critical warning, suspect while any warning holds. */
@@ -220,6 +253,14 @@ export class CollapseMonitor {
         `Actor gradient norm spiked to ${fmt(grad)}, ${fmt(grad / gradReference)}× its recent level ${fmt(gradReference)} (the larger of the rolling median and mean). In RAGEN's runs a spike like this marked the point after which collapse was irreversible: consider rolling back to the last healthy checkpoint with a lower learning rate.`);
     }
     if (grad !== undefined && Number.isFinite(grad)) remember('grad_norm/actor', d.grad_norm_spike.window);
+    remember('kl/update', d.kl_overshoot.window);
+    const shifts = s.history['kl/update'] ?? [];
+    if (shifts.length >= Math.min(KL_MIN_SAMPLES, d.kl_overshoot.window)) {
+      const typical = median(shifts);
+      const limit = d.kl_overshoot.threshold;
+      check('kl_overshoot', typical > limit, typical < limit / RECOVERY_BAND, 'kl/update', typical, limit,
+        `Updates are too large: over the last ${shifts.length} steps the median KL between the policy before and after a step's update is ${fmt(typical)} nats per token, above ${fmt(limit)}. Steps this large broke runs in bench/collapse tens of steps later, often suddenly (responses stop parsing); lower the learning rate.`);
+    }
     if (template !== undefined && distinct !== undefined) {
       const limit = d.template_collapse.threshold;
       check('template_collapse', template > limit && distinct < 0.25 && !converged, template < limit / RECOVERY_BAND || distinct > 0.25 * RECOVERY_BAND || converged, 'diversity/template_share', template, limit,
@@ -250,17 +291,22 @@ export function backtest(series: readonly { step: number; metrics: Metrics }[], 
 
 /**
  * The collapse step of a run for evaluating detectors (DESIGN.md §6): the first step at which
- * smoothed success falls below half of its running peak, after the peak has risen above `minPeak`.
+ * smoothed success falls below half of its running peak, after having risen: the peak must be
+ * at least `minPeak` and at least `minRise` above where smoothed success started. A run that only
+ * declines from its first step never learned anything to collapse from (in bench/collapse such
+ * runs peak exactly at step 1; every other run rose by 0.16 or more).
  */
-export function collapseStep(series: readonly { step: number; metrics: Metrics }[], window = 10, minPeak = 0.2): number | null {
+export function collapseStep(series: readonly { step: number; metrics: Metrics }[], window = 10, minPeak = 0.2, minRise = 0.05): number | null {
   let smoothed: number | undefined;
+  let start: number | undefined;
   let peak = 0;
   for (const row of [...series].sort((a, b) => a.step - b.step)) {
     const value = row.metrics['success/rate'];
     if (value === undefined || row.step <= 0) continue;
     smoothed = ema(smoothed, value, window);
+    start ??= smoothed;
     peak = Math.max(peak, smoothed);
-    if (peak >= minPeak && smoothed < 0.5 * peak) return row.step;
+    if (peak >= minPeak && peak - start >= minRise && smoothed < 0.5 * peak) return row.step;
   }
   return null;
 }

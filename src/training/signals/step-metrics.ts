@@ -24,6 +24,8 @@ export const METRIC = {
   clipFractionHigh: 'clip/fraction_high',
   clipFractionLow: 'clip/fraction_low',
   klRef: 'kl/ref',
+  /** KL(π_before ‖ π_after) of a step's update per response token (k3): how far one step moved the policy. */
+  klUpdate: 'kl/update',
   filterKeptRatio: 'filter/kept_ratio',
   evalSuccess: 'eval/success',
   tokensPerSecond: 'perf/tokens_per_s',
