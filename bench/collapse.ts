@@ -7,7 +7,7 @@
  * running peak after having risen), the first warning step and the lead time; then the detection
  * rate, median lead time and false alarms, for the runs the default thresholds were calibrated on,
  * for held-out seeds added afterwards, and for all. Metrics are cached as JSON lines in --cache, so
- * detectors can be re-tuned by replaying them (`--replay`); about 40 minutes to train on 2 cores.
+ * detectors can be re-tuned by replaying them (`--replay`); about 50 minutes to train on 2 cores.
  *
  *   npm run bench:collapse -- [--parallel 2] [--cache bench/results/collapse] [--replay]
  */
