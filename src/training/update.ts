@@ -68,9 +68,7 @@ export function updatePolicy(learner: Learner, groups: readonly Trajectory[][], 
     }
   }
   for (const [name, values] of Object.entries(totals)) metrics[name] = mean(values);
-  // Every stride-th row, at most one evaluation chunk: the step's size, not a per-row account.
-  const stride = Math.ceil(rows.length / EVAL_CHUNK_ROWS);
-  metrics[METRIC.klUpdate] = policyShift(learner.actor, rows.filter((_, i) => i % stride === 0), temperature);
+  metrics[METRIC.klUpdate] = policyShift(learner.actor, rows, temperature);
   return metrics;
 }
 
@@ -81,21 +79,14 @@ export function updatePolicy(learner: Learner, groups: readonly Trajectory[][], 
  * ratio is exactly 1 while the loss is computed and says nothing about the step's size.
  */
 function policyShift(actor: TransformerLM, rows: UpdateRow[], temperature: number): number {
-  let total = 0;
-  let tokens = 0;
-  for (let start = 0; start < rows.length; start += EVAL_CHUNK_ROWS) {
-    const chunk = rows.slice(start, start + EVAL_CHUNK_ROWS);
-    const batch = new PackedBatch(chunk);
-    const logProbs = tf.tidy(() => tokenLogProbs(actor.forward(batch.inputTensor()).logits, batch.targetOneHot(actor.config.vocabSize), temperature));
-    batch.gatherResponse(logProbs).forEach((after, i) => {
-      after.forEach((logProb, j) => {
-        total += k3(logProb - chunk[i].oldLogProbs[j]);
-        tokens++;
-      });
-    });
-    logProbs.dispose();
-  }
-  return tokens > 0 ? total / tokens : 0;
+  // Every stride-th row, at most one evaluation chunk: the step's size, not a per-row account.
+  const stride = Math.ceil(rows.length / EVAL_CHUNK_ROWS);
+  const sample = rows.filter((_, i) => i % stride === 0);
+  const batch = new PackedBatch(sample);
+  const logProbs = tf.tidy(() => tokenLogProbs(actor.forward(batch.inputTensor()).logits, batch.targetOneHot(actor.config.vocabSize), temperature));
+  const shifts = batch.gatherResponse(logProbs).flatMap((after, i) => after.map((logProb, j) => k3(logProb - sample[i].oldLogProbs[j])));
+  logProbs.dispose();
+  return shifts.length > 0 ? mean(shifts) : 0;
 }
 
 function buildRows(trajectories: readonly Trajectory[]): UpdateRow[] {

@@ -208,6 +208,6 @@ export function klK3(inputs: KlInputs): tf.Scalar {
  * divergence"). log r is bounded to ±20 like the PPO ratio.
  */
 export function k3(logRatio: number): number {
-  const bounded = Math.max(-20, Math.min(20, logRatio));
+  const bounded = Math.max(-LOG_RATIO_BOUND, Math.min(LOG_RATIO_BOUND, logRatio));
   return Math.expm1(bounded) - bounded;
 }
