@@ -3,9 +3,8 @@ import { optimalSuccessProbability } from '../src/training/envs/frozenlake-optim
 import { getEnvDefinition } from '../src/training/envs/registry';
 import { evaluate } from '../src/training/evaluate';
 import { RandomFormatPolicy } from '../src/training/policy/policy';
-import { Tokenizer } from '../src/training/policy/tokenizer';
+import { contextsFor, tokenizerFor } from '../src/training/episode-io';
 import { Rng } from '../src/training/random';
-import { ContextBuilder } from '../src/training/rollout/context';
 import { evaluationSeed } from '../src/training/seeds';
 import type { JobSpec } from '../src/training/spec/validate';
 
@@ -17,8 +16,8 @@ import type { JobSpec } from '../src/training/spec/validate';
  */
 export function baselines(spec: JobSpec): { random: number; optimal: number | null } {
   const definition = getEnvDefinition(spec.environment.id);
-  const tokenizer = new Tokenizer(definition.vocabulary(spec.environment.config), definition.actionNames);
-  const contexts = new ContextBuilder(tokenizer, spec.model.config.contextLength - spec.rollout.maxTokensPerTurn, spec.rollout.historyTurns);
+  const tokenizer = tokenizerFor(definition, spec);
+  const contexts = contextsFor(tokenizer, spec);
   // Grid environments: the action names do not depend on the episode (the bandit's do).
   const policy = new RandomFormatPolicy(tokenizer, () => definition.actionNames, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
   const random = evaluate(policy, definition, spec.environment.config, spec.rollout, tokenizer, contexts, spec.training.evalEpisodes);

@@ -39,7 +39,7 @@ interface Result extends Run {
   seconds: number;
 }
 
-/** The common setup of every run, stated once (see the closing note of the learning issue). */
+/** The common setup of every run, stated once. */
 function specFor(run: Run) {
   const grid = run.env === 'sokoban' ? 6 * 7 : 4 * 5;
   return parseJobSpec({

@@ -1,4 +1,4 @@
-import type { Metrics } from '../training/signals/step-metrics';
+import { evalSuccessOf, type Metrics } from '../training/signals/step-metrics';
 
 /** The signals a researcher watches, as `label: metric name`. */
 const SHOWN: [string, string][] = [
@@ -25,10 +25,11 @@ export class ProgressBar {
   ) {}
 
   update(step: number, metrics: Metrics): void {
-    if (metrics['eval/success'] !== undefined) this.lastEval = metrics['eval/success'];
+    const evalSuccess = evalSuccessOf(metrics);
+    if (evalSuccess !== undefined) this.lastEval = evalSuccess;
     const line = this.render(step, metrics);
     if (this.stream.isTTY) this.stream.write(`\r\x1b[2K${line}`);
-    else if (step % this.everyLines === 0 || step === this.total || metrics['eval/success'] !== undefined) this.stream.write(`${line}\n`);
+    else if (step % this.everyLines === 0 || step === this.total || evalSuccess !== undefined) this.stream.write(`${line}\n`);
   }
 
   message(text: string): void {

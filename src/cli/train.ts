@@ -12,6 +12,7 @@ import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
+import { evalSuccessOf } from '../training/signals/step-metrics';
 import { parseJobSpec } from '../training/spec/validate';
 import { Trainer } from '../training/trainer';
 import { ProgressBar } from './progress';
@@ -77,9 +78,10 @@ async function main(): Promise<void> {
     onLog: (m) => progress.message(m),
     onStep: (step, metrics) => {
       out?.write(`${JSON.stringify({ step, metrics })}\n`);
-      if (metrics['eval/success'] !== undefined) {
-        firstEval ??= metrics['eval/success'];
-        lastEval = metrics['eval/success'];
+      const evalSuccess = evalSuccessOf(metrics);
+      if (evalSuccess !== undefined) {
+        firstEval ??= evalSuccess;
+        lastEval = evalSuccess;
       }
       progress.update(step, metrics);
     },

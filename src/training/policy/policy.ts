@@ -4,7 +4,13 @@ import { generate, Generation } from './generate';
 import { SPECIAL_TOKENS, Tokenizer } from './tokenizer';
 import { TransformerLM } from './transformer';
 
-/** The transformer as a rollout policy: batched sampling with a KV cache from a shared Rng. */
+/** Floats one generation chunk may keep alive (prefill attention and the KV cache): ≈ 256 MB. */
+export const GENERATION_BUDGET_FLOATS = 64 * 1024 * 1024;
+
+/**
+ * The transformer as a rollout policy: batched sampling with a KV cache from a shared Rng. A
+ * batch too large for memory is generated in consecutive chunks of rows.
+ */
 export class TransformerPolicy implements ResponsePolicy {
   private readonly eosId: number;
 
@@ -17,7 +23,13 @@ export class TransformerPolicy implements ResponsePolicy {
   }
 
   respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[] {
-    return generate(this.model, prompts, { temperature, maxNewTokens, eosId: this.eosId, rng: this.rng });
+    const options = { temperature, maxNewTokens, eosId: this.eosId, rng: this.rng };
+    const length = Math.max(0, ...prompts.map((p) => p.length)) + maxNewTokens;
+    const perChunk = Math.max(1, Math.floor(GENERATION_BUDGET_FLOATS / this.model.activationFloats(1, length, false)));
+    if (prompts.length <= perChunk) return generate(this.model, prompts, options);
+    const out: Generation[] = [];
+    for (let start = 0; start < prompts.length; start += perChunk) out.push(...generate(this.model, prompts.slice(start, start + perChunk), options));
+    return out;
   }
 }
 
