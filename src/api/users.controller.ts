@@ -5,8 +5,8 @@ import { UserService } from '../services/user.service';
 import { Caller } from './auth.guard';
 import { AdminOnlyResponse, LastAdminResponse, NameTakenResponse, NotVisibleResponse, UserIdParam } from './identity.decorators';
 import { BadRequestResponse, JsonBody, Operation } from './openapi.decorators';
-import { CreateUserSchema, parseUpdateUser } from './users.dto';
-import { parseInput } from './validation';
+import { CreateUserSchema } from '../contracts/users.dto';
+import { parseInput, parseUpdateUser } from './validation';
 
 @ApiTags('users')
 @Controller('v1/users')

@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import type { CreatedWebhookView, CreateWebhookBody, WebhookDeliveryListView, WebhookListView, WebhookView } from '../contracts/webhooks.dto';
 import { DueDelivery, WebhookRepository } from '../repositories/webhook.repository';
 import type { Principal } from './auth.service';
 import { NotFound } from './errors';
@@ -23,13 +24,13 @@ export class WebhookService implements OnModuleDestroy {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async create(principal: Principal, body: { url: string; events?: string[] }) {
+  async create(principal: Principal, body: CreateWebhookBody): Promise<CreatedWebhookView> {
     const secret = newWebhookSecret();
     const hook = await this.webhooks.create(principal.userId, body.url, body.events ?? ['collapse.warning'], secret);
     return { ...this.view(hook), secret };
   }
 
-  async list(principal: Principal) {
+  async list(principal: Principal): Promise<WebhookListView> {
     return { data: (await this.webhooks.list(principal.userId)).map((hook) => this.view(hook)) };
   }
 
@@ -48,7 +49,7 @@ export class WebhookService implements OnModuleDestroy {
     return { deliveryId: delivery.id, status: outcome.status, responseStatus: outcome.responseStatus ?? null, error: outcome.lastError ?? null };
   }
 
-  async deliveries(principal: Principal, id: string) {
+  async deliveries(principal: Principal, id: string): Promise<WebhookDeliveryListView> {
     await this.owned(principal, id);
     const rows = await this.webhooks.deliveries(id, 50);
     return { data: rows.map((d) => ({ id: d.id, eventType: d.eventType, status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null, lastError: d.lastError, createdAt: d.createdAt.toISOString() })) };
@@ -113,7 +114,7 @@ export class WebhookService implements OnModuleDestroy {
     return hook;
   }
 
-  private view(hook: { id: string; url: string; events: string[]; active: boolean; createdAt: Date }) {
+  private view(hook: { id: string; url: string; events: string[]; active: boolean; createdAt: Date }): WebhookView {
     return { id: hook.id, url: hook.url, events: hook.events, active: hook.active, createdAt: hook.createdAt.toISOString() };
   }
 }
