@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import type { CreatedWebhookView, CreateWebhookBody, WebhookDeliveryListView, WebhookListView, WebhookView } from '../contracts/webhooks.dto';
 import { DueDelivery, WebhookRepository } from '../repositories/webhook.repository';
+import { WebhookTransport } from '../repositories/webhook-transport';
 import type { Principal } from './auth.service';
 import { NotFound } from './errors';
 import { isUuid } from './job.service';
@@ -21,6 +22,7 @@ export class WebhookService implements OnModuleDestroy {
 
   constructor(
     private readonly webhooks: WebhookRepository,
+    private readonly transport: WebhookTransport,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -83,8 +85,7 @@ export class WebhookService implements OnModuleDestroy {
     let responseStatus: number | undefined;
     let lastError: string | undefined;
     try {
-      const response = await fetch(delivery.webhook.url, {
-        method: 'POST',
+      const response = await this.transport.post(delivery.webhook.url, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'StarLab-Webhooks/1',
@@ -93,7 +94,7 @@ export class WebhookService implements OnModuleDestroy {
           'webhook-signature': signWebhook(delivery.webhook.secret, delivery.id, timestamp, body),
         },
         body,
-        signal: AbortSignal.timeout(this.config.webhooks.timeoutMs),
+        timeoutMs: this.config.webhooks.timeoutMs,
       });
       responseStatus = response.status;
       if (!response.ok) lastError = `endpoint answered ${response.status}`;
