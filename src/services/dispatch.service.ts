@@ -11,7 +11,7 @@ const BATCH = 50;
 const RECONCILE_AFTER_MS = 10_000;
 
 /**
- * The scheduler (an outbox over Postgres, DESIGN.md §7): jobs are stored first; each pass
+ * The scheduler (an outbox over Postgres, docs/scheduling.md): jobs are stored first; each pass
  * admits the waiting jobs that fit the capacity workers announce, in fair-share order
  * (fair-share.ts), and hands them to the queue of their kind of worker. A Redis outage delays
  * jobs but never loses or half-accepts them; after Redis comes back empty, admitted jobs whose

@@ -1,5 +1,5 @@
 /**
- * Admission order across a lab's users (DESIGN.md §7), as a pure function of the current
+ * Admission order across a lab's users (docs/scheduling.md), as a pure function of the current
  * state so it can be tested on its own and used both to admit jobs and to explain waits.
  *
  * Across users, fair share: the next slot goes to the user with the fewest active jobs (running

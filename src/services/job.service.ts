@@ -167,7 +167,7 @@ export class JobService {
     return new Map(placements.map((p) => [p.jobId, p]));
   }
 
-  /** Per-user cap on waiting jobs (DESIGN.md §7): a clear 429 with the numbers. */
+  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. */
   private async checkQueuedQuota(principal: Principal): Promise<void> {
     const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
     const queued = await this.jobs.countOwned(principal.userId, 'queued');
