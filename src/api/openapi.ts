@@ -11,7 +11,7 @@ import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema
 import { QueueViewSchema, UsageViewSchema } from '../contracts/lab.dto';
 import { HealthSchema, ReadinessSchema } from '../contracts/operations.dto';
 import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from '../contracts/teams.dto';
-import { CreatedUserSchema, CreateUserSchema, UpdateUserSchema, UserListSchema, UserSchema } from '../contracts/users.dto';
+import { CreatedUserSchema, CreateUserSchema, PrincipalSchema, UpdateUserSchema, UserListSchema, UserSchema } from '../contracts/users.dto';
 import { BacktestBodySchema, BacktestResultSchema, WarningListSchema } from '../contracts/warnings.dto';
 import { CreatedWebhookSchema, CreateWebhookSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookTestResultSchema } from '../contracts/webhooks.dto';
 import { toJsonSchema } from '../services/json-schema';
@@ -65,7 +65,7 @@ const COMPONENTS = {
   TeamList: TeamListSchema,
   AuditEvent: AuditEventSchema,
   AuditEventList: AuditEventListSchema,
-  Principal: Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) }),
+  Principal: PrincipalSchema,
   Health: HealthSchema,
   Readiness: ReadinessSchema,
   PrometheusText: Type.String(),

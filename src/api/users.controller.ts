@@ -34,7 +34,7 @@ export class UsersController {
   @Get('me')
   @Operation({ id: 'getCurrentUser', summary: 'Who the API key belongs to', response: 'Principal' })
   getCurrentUser(@Caller() caller: Principal) {
-    return { id: caller.userId, name: caller.name, role: caller.role, teamId: caller.teamId };
+    return this.users.me(caller);
   }
 
   @Get(':id')

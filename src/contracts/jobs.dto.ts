@@ -130,6 +130,5 @@ export const CheckpointSchema = Type.Object({
   createdAt: Timestamp,
   downloadUrl: Type.String(),
 });
-export type CheckpointView = Static<typeof CheckpointSchema>;
 export const CheckpointListSchema = Type.Object({ data: Type.Array(CheckpointSchema) });
 export type CheckpointListView = Static<typeof CheckpointListSchema>;

@@ -57,5 +57,9 @@ export type UserView = Static<typeof UserSchema>;
 export const UserListSchema = Type.Object({ data: Type.Array(UserSchema) });
 export type UserListView = Static<typeof UserListSchema>;
 
+/** GET /v1/users/me: who the API key belongs to. */
+export const PrincipalSchema = Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) });
+export type PrincipalView = Static<typeof PrincipalSchema>;
+
 export const CreatedUserSchema = Type.Object({ user: UserSchema, apiKey: IssuedApiKeySchema });
 export type CreatedUserView = Static<typeof CreatedUserSchema>;

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { CreatedUserView, CreateUserBody, UpdateUserBody, UserListView, UserView } from '../contracts/users.dto';
+import type { CreatedUserView, CreateUserBody, PrincipalView, UpdateUserBody, UserListView, UserView } from '../contracts/users.dto';
 import type { AuditOf } from '../repositories/audit.repository';
 import { ApiKeyRow, UserRepository, UserRow } from '../repositories/user.repository';
 import { canSeeUser, requireAdmin } from './access';
@@ -49,6 +49,11 @@ export class UserService {
   async list(principal: Principal): Promise<UserListView> {
     requireAdmin(principal, 'list users');
     return { data: (await this.users.listUsers()).map(toUserView) };
+  }
+
+  /** Who the caller's API key belongs to. */
+  me(principal: Principal): PrincipalView {
+    return { id: principal.userId, name: principal.name, role: principal.role, teamId: principal.teamId };
   }
 
   /** Admins see anyone; a member only themself (anyone else is a 404). */

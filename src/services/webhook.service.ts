@@ -8,7 +8,6 @@ import { NotFound } from './errors';
 import { isUuid } from './job.service';
 import { newWebhookSecret, signWebhook } from './webhook-signature';
 
-export const WEBHOOK_EVENTS = ['collapse.warning', 'job.succeeded', 'job.failed', 'job.cancelled', 'job.paused', 'webhook.test'] as const;
 /** Attempts before a delivery is given up; delay before attempt n+1 = base × factor[n]. */
 const RETRY_FACTORS = [1, 6, 24, 120, 360, 720];
 const MAX_ATTEMPTS = RETRY_FACTORS.length + 1;
