@@ -10,9 +10,10 @@ import { UserRepository } from './repositories/user.repository';
 import { SchedulingRepository } from './repositories/scheduling.repository';
 import { UsageRepository } from './repositories/usage.repository';
 import { WebhookRepository } from './repositories/webhook.repository';
+import { WebhookTransport } from './repositories/webhook-transport';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository];
+const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

@@ -6,8 +6,8 @@ import { UsageRepository } from '../repositories/usage.repository';
 import { WebhookRepository } from '../repositories/webhook.repository';
 import type { CollapseWarning } from '../training/signals/collapse';
 import { JobSpec, parseStoredJobSpec } from '../training/spec/validate';
-import { TrainingOutcome, TrainingProcess, TrainingSink } from '../worker/training-runner';
-import { withRetry } from './retry';
+import { TrainingOutcome, TrainingProcess, TrainingSink } from './training-runner';
+import { withRetry } from '../services/retry';
 
 /** How long a worker keeps retrying a write before it gives the job up (it resumes elsewhere). */
 const WRITE_DEADLINE_MS = 5 * 60_000;
