@@ -35,20 +35,34 @@ export class TransformerPolicy implements ResponsePolicy {
 
 /**
  * The baseline that gives a success rate its meaning: always well-formed, actions uniformly at
- * random (between 1 and `actionsPerTurn` of them per turn).
+ * random (between 1 and `actionsPerTurn` of them per turn) from the names `actionNames` gives for
+ * the prompt (the bandit's arms differ per episode).
  */
 export class RandomFormatPolicy implements ResponsePolicy {
+  /**
+   * The action names a prompt's current observation shows (the bandit's arms), or all of them
+   * when it shows none (grid environments).
+   */
+  static shownActions(tokenizer: Tokenizer, names: readonly string[]): (prompt: readonly number[]) => readonly string[] {
+    const obs = tokenizer.id(SPECIAL_TOKENS.obs);
+    return (prompt) => {
+      const current = prompt.slice(prompt.lastIndexOf(obs));
+      const shown = names.filter((name) => tokenizer.has(name) && current.includes(tokenizer.id(name)));
+      return shown.length > 0 ? shown : names;
+    };
+  }
+
   constructor(
     private readonly tokenizer: Tokenizer,
-    private readonly actionNames: () => readonly string[],
+    private readonly actionNames: (prompt: readonly number[]) => readonly string[],
     private readonly actionsPerTurn: number,
     private readonly think: boolean,
     private readonly rng: Rng,
   ) {}
 
   respond(prompts: readonly (readonly number[])[]): Generation[] {
-    return prompts.map(() => {
-      const names = this.actionNames();
+    return prompts.map((prompt) => {
+      const names = this.actionNames(prompt);
       const count = 1 + this.rng.int(this.actionsPerTurn);
       const actions = Array.from({ length: count }, () => this.rng.pick(names));
       const body = `<answer> ${actions.join(' || ')} </answer>`;
