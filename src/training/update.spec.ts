@@ -75,6 +75,38 @@ describe('updatePolicy', () => {
   });
 });
 
+describe('the world-model loss', () => {
+  beforeAll(useTestBackend);
+
+  it('is the mean cross-entropy of the feedback tokens between responses, and falls as it trains', () => {
+    const actor = new TransformerLM(config, 11);
+    // Two-turn episodes: context, response, feedback [f1, f2], response.
+    const episodes = Array.from({ length: 4 }, (_, i) => {
+      const first = { context: [1, 2 + (i % 3)], response: [5, 6] };
+      const second = { context: [...first.context, ...first.response, 7 + (i % 2), 9], response: [10] };
+      return [first, second];
+    });
+    const group = episodes.map((turns, i) => {
+      const made = turns.map((t) => ({ context: t.context, response: { tokens: t.response, logProbs: t.response.map(() => Math.log(1 / VOCAB)), entropies: [], stopped: true }, reward: 0 }));
+      return { group: 0, sample: i, seed: 0, turns: made, return: i % 2, success: false } as unknown as Trajectory;
+    });
+    // The expected loss: −mean log p(feedback token) under the actor before the update.
+    const rows = episodes.map((turns) => ({ tokens: [...turns[1].context, ...turns[1].response], responseIndex: [4, 5] }));
+    const batch = new PackedBatch(rows);
+    const logProbs = tf.tidy(() => tokenLogProbs(actor.forward(batch.inputTensor()).logits, batch.targetOneHot(VOCAB), 1).arraySync() as number[][]);
+    // Feedback tokens sit at indices 4 and 5 of each row (after the first response), predicted at positions 3 and 4.
+    const expected = -rows.reduce((sum, _, b) => sum + logProbs[b][3] + logProbs[b][4], 0) / (rows.length * 2);
+    const learner = learnerWith(actor);
+    const cfg = { ...grpo, worldModelCoef: 1, miniBatchSize: 4 };
+    const first = updatePolicy(learner, [group], cfg, 1, new Rng(1));
+    expect(first['loss/world_model']).toBeCloseTo(expected, 4);
+    let last = first['loss/world_model'];
+    for (let i = 0; i < 5; i++) last = updatePolicy(learner, [group], cfg, 1, new Rng(1))['loss/world_model'];
+    expect(last).toBeLessThan(first['loss/world_model']);
+    actor.dispose();
+  });
+});
+
 describe('minibatches', () => {
   it('cuts trajectories into minibatches of miniBatchSize, the remainder last', () => {
     const sizes = (count: number, size: number) => minibatches(count, { miniBatchSize: size }, new Rng(1)).map((m) => m.length);

@@ -75,6 +75,15 @@ export function updatePolicy(
   return metrics;
 }
 
+/**
+ * World-model weights of a minibatch: coef / (its feedback tokens) on every feedback token, so the
+ * loss is coef × the mean cross-entropy of what the environment wrote after each response.
+ */
+function worldModelWeights(rows: readonly UpdateRow[], coef: number): number[][] {
+  const total = rows.reduce((n, r) => n + r.feedbackIndex.length, 0);
+  return rows.map((r) => r.feedbackIndex.map(() => (total > 0 ? coef / total : 0)));
+}
+
 /** Aggregation weights of a minibatch, keyed by row so that any chunk of it can take its share. */
 function weightsByRow(rows: readonly UpdateRow[], config: AlgorithmConfig): Map<UpdateRow, number[]> {
   const mask = rows.map((r) => r.responseIndex.map(() => 1));
@@ -158,6 +167,9 @@ function actorStep(
   const { actor, reference } = learner;
   const kept: tf.Scalar[][] = [];
   const counted: number[] = [];
+  const wmWeights = config.worldModelCoef > 0 ? worldModelWeights(rows, config.worldModelCoef) : null;
+  const worldModel = wmWeights ? new Map(rows.map((row, i) => [row, wmWeights[i]])) : null;
+  const worldModelLosses: tf.Scalar[] = [];
   const norm = accumulatedStep(actor, learner.actorOptimizer, rows, config.maxGradNorm, budget, (batch, chunk) => {
     const inputs = batch.inputTensor();
     const targets = batch.targetOneHot(actor.config.vocabSize);
@@ -165,6 +177,7 @@ function actorStep(
     const advantages = batch.perToken(chunk.map((r) => r.advantages));
     const w = chunkWeights(batch, chunk, weights);
     const refLogProbs = reference ? tokenLogProbs(reference.forward(inputs).logits, targets, temperature) : null;
+    const wm = worldModel ? batch.atTokens(chunk.map((r) => r.feedbackIndex), chunk.map((r) => worldModel.get(r)!)) : null;
     counted.push(chunk.reduce((n, r) => n + r.responseIndex.length, 0));
     return () => {
       const { logits } = actor.forward(inputs);
@@ -186,6 +199,12 @@ function actorStep(
         scalars.push(kl);
         if (config.klCoef > 0) loss = tf.add(loss, tf.mul(kl, config.klCoef));
       }
+      if (wm) {
+        // The environment's own distribution, not the sampling temperature's.
+        const predicted = tf.neg(weightedTokenSum(tokenLogProbs(logits, targets, 1), wm)) as tf.Scalar;
+        worldModelLosses.push(tf.keep(predicted.clone()));
+        loss = tf.add(loss, predicted);
+      }
       kept.push(scalars.map((t) => tf.keep(t.clone())));
       return loss;
     };
@@ -202,6 +221,11 @@ function actorStep(
     [METRIC.gradNormActor]: norm,
   };
   if (reference) metrics[METRIC.klRef] = total(4);
+  if (worldModel) {
+    const sum = worldModelLosses.reduce((a, t) => a + t.dataSync()[0], 0);
+    tf.dispose(worldModelLosses);
+    metrics[METRIC.lossWorldModel] = sum / config.worldModelCoef;
+  }
   return metrics;
 }
 

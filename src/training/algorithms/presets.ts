@@ -39,6 +39,7 @@ export const AlgorithmConfigSchema = Type.Object(
     miniBatchSize: int(1, 1024, 'trajectories per minibatch, each one optimiser step; a remainder makes a last, smaller one'),
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
+    worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),
   },
   { additionalProperties: false },
 );
@@ -65,6 +66,7 @@ const STARPO_BASE: AlgorithmConfig = {
   epochs: 1,
   miniBatchSize: 32,
   maxGradNorm: 1,
+  worldModelCoef: 0,
 };
 
 /** StarPO-S: variance filter (top 25%), clip-higher 0.2/0.28, no KL (RAGEN §4). */

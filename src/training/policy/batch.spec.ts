@@ -18,6 +18,8 @@ describe('packTurns', () => {
     expect(rows.map((r) => r.responseIndex)).toEqual([[3, 4, 7], [2]]);
     expect(rows.map((r) => r.turns)).toEqual([[0, 1], [2]]);
     expect(rows.map((r) => r.turnLengths)).toEqual([[2, 1], [1]]);
+    // What came between the responses: the environment's feedback [7, 8].
+    expect(rows.map((r) => r.feedbackIndex)).toEqual([[5, 6], []]);
   });
 
   it('skips turns without response tokens', () => {

@@ -23,6 +23,11 @@ export interface PackedTurns extends SequenceRow {
   turns: number[];
   /** Response tokens of each packed turn, in order. */
   turnLengths: number[];
+  /**
+   * Indices into `tokens` of what the environment wrote after a response and before the next one
+   * (the reward, the next observation, the actions left): the targets of a world-model loss.
+   */
+  feedbackIndex: number[];
 }
 
 /** A turn as a row of its own. */
@@ -39,19 +44,24 @@ export function turnRow(turn: TurnSequence): SequenceRow {
  * without response tokens are skipped.
  */
 export function packTurns(turns: readonly TurnSequence[]): PackedTurns[] {
-  const rows: { tokens: number[]; responseIndex: number[]; turns: number[]; turnLengths: number[] }[] = [];
+  const rows: PackedTurns[] = [];
   turns.forEach((turn, index) => {
     if (turn.response.length === 0) return;
     const last = rows[rows.length - 1];
     if (last && extendsRow(turn.context, last.tokens)) {
-      last.tokens.push(...turn.context.slice(last.tokens.length));
+      const tokens = last.tokens as number[];
+      for (const token of turn.context.slice(tokens.length)) {
+        last.feedbackIndex.push(tokens.length);
+        tokens.push(token);
+      }
     } else {
-      rows.push({ tokens: [...turn.context], responseIndex: [], turns: [], turnLengths: [] });
+      rows.push({ tokens: [...turn.context], responseIndex: [], turns: [], turnLengths: [], feedbackIndex: [] });
     }
     const row = rows[rows.length - 1];
+    const tokens = row.tokens as number[];
     for (const token of turn.response) {
-      row.responseIndex.push(row.tokens.length);
-      row.tokens.push(token);
+      (row.responseIndex as number[]).push(tokens.length);
+      tokens.push(token);
     }
     row.turns.push(index);
     row.turnLengths.push(turn.response.length);
@@ -99,6 +109,13 @@ export class PackedBatch {
   /** One-hot targets [B, T, V]: the picked token at every position (masked later by weights). */
   targetOneHot(vocabSize: number): tf.Tensor3D {
     return tf.tidy(() => tf.oneHot(tf.tensor2d(this.targets, [this.rows, this.length], 'int32'), vocabSize) as tf.Tensor3D);
+  }
+
+  /** Scatters one value per listed token (row b, token index i, predicted at i − 1) into a [B, T] tensor. */
+  atTokens(indices: readonly (readonly number[])[], values: readonly (readonly number[])[]): tf.Tensor2D {
+    const data = new Float32Array(this.rows * this.length);
+    indices.forEach((rowIndices, b) => rowIndices.forEach((i, j) => (data[b * this.length + i - 1] = values[b][j])));
+    return tf.tensor2d(data, [this.rows, this.length]);
   }
 
   /** Scatters per-trained-token values (row b, token j) into a [B, T] tensor, zeros elsewhere. */

@@ -1,4 +1,6 @@
 import { CollapseMonitor, DEFAULT_DETECTORS, backtest, collapseStep } from './collapse';
+import { DETECTOR_TABLE } from './detectors';
+import { METRIC } from './step-metrics';
 import type { Metrics } from './step-metrics';
 
 /** A series whose every metric is given per step by a function. */
@@ -198,5 +200,23 @@ describe('CollapseMonitor', () => {
     const rest = (m: CollapseMonitor) => run.slice(20).flatMap((row) => m.observe(row.step, row.metrics));
     expect(rest(copy)).toEqual(rest(monitor));
     expect(monitor.health(40)).toBe('unhealthy');
+  });
+
+  it('flags a single update far outside the trust region in the step it happens, from step 1', () => {
+    // kl/update 2.0 at step 1 (> 0.5): warned at once, before any median over a window exists.
+    const run = series(30, (s) => ({ ...steady, 'kl/update': s === 1 ? 2 : s === 12 ? 0.9 : 0.01 }));
+    const spikes = backtest(run).filter((w) => w.detector === 'kl_spike');
+    // Re-armed after 10 clear steps (2..11 are below 0.5 / 1.5), so step 12 warns again.
+    expect(spikes.map((w) => [w.step, w.value, w.threshold, w.severity])).toEqual([[1, 2, 0.5, 'warning'], [12, 0.9, 0.5, 'warning']]);
+    expect(spikes[0].message).toMatch(/One update moved the policy by 2\.00 nats per token/);
+    expect(backtest(series(30, () => ({ ...steady, 'kl/update': 0.3 }))).filter((w) => w.detector === 'kl_spike')).toEqual([]);
+  });
+});
+
+describe('the detector table', () => {
+  it('watches canonical metric names, one entry per detector id', () => {
+    const names = new Set<string>(Object.values(METRIC));
+    for (const detector of DETECTOR_TABLE) expect([detector.id, names.has(detector.signal)]).toEqual([detector.id, true]);
+    expect(new Set(DETECTOR_TABLE.map((d) => d.id)).size).toBe(DETECTOR_TABLE.length);
   });
 });

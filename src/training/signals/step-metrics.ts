@@ -21,6 +21,8 @@ export const METRIC = {
   templateShare: 'diversity/template_share',
   lossPolicy: 'loss/policy',
   lossValue: 'loss/value',
+  /** Mean cross-entropy (nats per token) of the environment's feedback under the policy: the world-model loss. */
+  lossWorldModel: 'loss/world_model',
   clipFractionHigh: 'clip/fraction_high',
   clipFractionLow: 'clip/fraction_low',
   klRef: 'kl/ref',
