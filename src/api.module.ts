@@ -24,6 +24,7 @@ import { RateLimitService } from './services/rate-limit.service';
 import { RateLimitRepository } from './repositories/rate-limit.repository';
 import { ResultsService } from './services/results.service';
 import { TeamService } from './services/team.service';
+import { MetricsCollector } from './services/metrics-collector';
 import { TelemetryService } from './services/telemetry.service';
 import { UserService } from './services/user.service';
 import { WebhookService } from './services/webhook.service';
@@ -45,6 +46,7 @@ import { WebhookService } from './services/webhook.service';
     RateLimitService,
     RateLimitRepository,
     ResultsService,
+    MetricsCollector,
     TelemetryService,
     WebhookService,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
