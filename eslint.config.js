@@ -35,6 +35,11 @@ module.exports = tseslint.config(
       globals: Object.fromEntries(['require', 'module', '__dirname', 'process', 'console', 'fetch', 'setTimeout', 'URL', 'Buffer'].map((name) => [name, 'readonly'])),
     },
   },
+  // The web dashboard: ES modules that run in the browser.
+  {
+    files: ['src/dashboard/**/*.js'],
+    languageOptions: { sourceType: 'module', globals: { ...require('globals').browser } },
+  },
   // JSON bodies in end-to-end tests are checked field by field; typing each response adds nothing.
   { files: ['test/**/*.ts'], rules: { '@typescript-eslint/no-explicit-any': 'off' } },
 );
