@@ -14,7 +14,7 @@ import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
 import { parseJobSpec } from '../training/spec/validate';
 import { Trainer } from '../training/trainer';
-import { ProgressBar } from './progress';
+import { ProgressBar, evalSuccess } from './progress';
 
 const USAGE = 'usage: npm run train -- --spec <job.json> [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>]';
 
@@ -77,9 +77,10 @@ async function main(): Promise<void> {
     onLog: (m) => progress.message(m),
     onStep: (step, metrics) => {
       out?.write(`${JSON.stringify({ step, metrics })}\n`);
-      if (metrics['eval/success'] !== undefined) {
-        firstEval ??= metrics['eval/success'];
-        lastEval = metrics['eval/success'];
+      const evaluation = evalSuccess(metrics);
+      if (evaluation !== undefined) {
+        firstEval ??= evaluation;
+        lastEval = evaluation;
       }
       progress.update(step, metrics);
     },
