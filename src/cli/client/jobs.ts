@@ -115,7 +115,8 @@ export async function show(client: ApiClient, io: Io, id: string, json: boolean)
 
 export async function control(client: ApiClient, io: Io, id: string, action: 'cancel' | 'pause' | 'resume'): Promise<void> {
   const job = await client.post<JobView>(`/v1/jobs/${id}/${action}`);
-  io.out(`job ${job.id}: ${job.status}${action === 'pause' && job.status === 'running' ? ' (pausing after its current step)' : ''}`);
+  const pending = job.status === 'running' ? { pause: ' (pausing after its current step)', cancel: ' (stopping within seconds)', resume: '' }[action] : '';
+  io.out(`job ${job.id}: ${job.status}${pending}`);
 }
 
 /** Step metrics as CSV: one row per step, one column per metric name (empty where a step has none). */
