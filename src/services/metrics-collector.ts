@@ -83,30 +83,17 @@ export class MetricsCollector {
 
   register(registry: Registry): void {
     const snapshot = () => this.snapshot();
+    // Each metric is refilled from the scrape's snapshot; it stays empty when the database could not be read.
+    const collectFrom = <M extends Gauge | Counter>(fill: (metric: M, lab: LabSnapshot) => void) =>
+      async function (this: M) {
+        this.reset();
+        const lab = await snapshot();
+        if (lab) fill(this, lab);
+      };
     const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: LabSnapshot) => void) =>
-      new Gauge({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        async collect() {
-          this.reset();
-          const lab = await snapshot();
-          if (lab) fill(this, lab);
-        },
-      });
+      new Gauge({ name, help, labelNames, registers: [registry], collect: collectFrom(fill) });
     const counter = (name: string, help: string, labelNames: string[], fill: (c: Counter, s: LabSnapshot) => void) =>
-      new Counter({
-        name,
-        help,
-        labelNames,
-        registers: [registry],
-        async collect() {
-          this.reset();
-          const lab = await snapshot();
-          if (lab) fill(this, lab);
-        },
-      });
+      new Counter({ name, help, labelNames, registers: [registry], collect: collectFrom(fill) });
 
     new Gauge({
       name: 'starlab_metrics_collector_up',
