@@ -26,6 +26,10 @@ describe('dashboard (headless Chromium, real HTTP, worker)', () => {
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
+    browser = await launchBrowser(); // first: on a new machine it installs chromium
+    page = await browser.context.newPage();
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
     await stack.start();
     stack.startWorker('dash-worker');
     const spec = tinyJob({ steps: 8, checkpointEvery: 2, name: 'bandit-spike' });
@@ -33,11 +37,7 @@ describe('dashboard (headless Chromium, real HTTP, worker)', () => {
     await stack.waitForJob(finished.id, (j) => j.status === 'succeeded', 90_000);
     running = (await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 5000, checkpointEvery: 50, name: 'bandit-long' }) })).body;
     await stack.waitForJob(running.id, (j) => j.status === 'running' && j.currentStep >= 1);
-    browser = await launchBrowser();
-    page = await browser.context.newPage();
-    page.on('pageerror', (error) => errors.push(error.message));
-    page.on('console', (message) => message.type() === 'error' && errors.push(message.text()));
-  }, 180_000);
+  }, 600_000);
   afterAll(async () => {
     await browser?.close();
     await stack.stop();
@@ -52,6 +52,7 @@ describe('dashboard (headless Chromium, real HTTP, worker)', () => {
     await page.click('button[type=submit]');
     await page.locator('.error-box').waitFor();
     expect(await page.locator('.error-box strong').textContent()).toBe('Unauthenticated');
+    await shoot(page, { path: join(SHOTS, 'login.png'), fullPage: true });
     errors.length = 0; // the browser logs the refused request; nothing after this may fail
     await page.fill('#api-key', stack.adminKey);
     await page.click('button[type=submit]');
@@ -104,7 +105,8 @@ describe('dashboard (headless Chromium, real HTTP, worker)', () => {
     await page.locator('[data-chart="Reward"] canvas').waitFor();
     await page.locator('.live-indicator[data-state="live"]').waitFor();
     const before = (await pointsOf('Reward'))['reward/mean'];
-    await page.waitForFunction(`JSON.parse(document.querySelector('[data-chart="Reward"]').dataset.points)['reward/mean'] > ${before}`, undefined, { timeout: 30_000 });
+    // A function, not a string: the page's CSP forbids evaluating strings.
+    await page.waitForFunction((n) => JSON.parse((globalThis as any).document.querySelector('[data-chart="Reward"]').dataset.points)['reward/mean'] > n, before, { timeout: 30_000 });
     const after = (await pointsOf('Reward'))['reward/mean'];
     expect(after).toBeGreaterThan(before);
     // The page's step counter follows the stream too.
