@@ -1,7 +1,7 @@
-// Flat config: typescript-eslint's recommended rules, plus the layering rule that keeps the
-// training core a pure library (no service frameworks imported from src/training).
+// Flat config: typescript-eslint's recommended rules, plus the layer boundaries of src/ (lint/layers.js).
 const tseslint = require('typescript-eslint');
 const js = require('@eslint/js');
+const layers = require('./lint/layers');
 
 module.exports = tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'src/generated/**', '.scratch/**'] },
@@ -14,19 +14,13 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
     },
   },
+  // The layers of src/ and the one owner of each external system (docs/layers.md).
+  { files: ['src/**/*.ts'], plugins: { starlab: layers }, rules: { 'starlab/layers': 'error' } },
   {
-    files: ['src/training/**/*.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            { group: ['@nestjs/*', '@prisma/*', 'bullmq', 'ioredis', 'express', 'pg'], message: 'src/training is a pure library: no service imports.' },
-            { group: ['../api/*', '../services/*', '../repositories/*', '../config/*'], message: 'src/training must not depend on the service layers.' },
-          ],
-        },
-      ],
-    },
+    files: ['src/**/*.ts'],
+    // The starlab client's one HTTP adapter: it calls a StarLab server, it is not part of one.
+    ignores: ['src/repositories/**', 'src/cli/client/api-client.ts'],
+    rules: { 'no-restricted-globals': ['error', { name: 'fetch', message: 'outbound HTTP belongs to src/repositories (WebhookTransport).' }] },
   },
   {
     files: ['**/*.js'],

@@ -3,9 +3,8 @@ import { optimalSuccessProbability } from '../src/training/envs/frozenlake-optim
 import { getEnvDefinition } from '../src/training/envs/registry';
 import { evaluate } from '../src/training/evaluate';
 import { RandomFormatPolicy } from '../src/training/policy/policy';
-import { Tokenizer } from '../src/training/policy/tokenizer';
+import { contextsFor, tokenizerFor } from '../src/training/episode-io';
 import { Rng } from '../src/training/random';
-import { ContextBuilder } from '../src/training/rollout/context';
 import { evaluationSeed } from '../src/training/seeds';
 import type { JobSpec } from '../src/training/spec/validate';
 
@@ -15,13 +14,17 @@ import type { JobSpec } from '../src/training/spec/validate';
  * programming over the same maps with the same action budget (feedback after every action, so
  * an upper bound for any agent that commits several actions per turn).
  */
+const RANDOM_PASSES = 4;
+
 export function baselines(spec: JobSpec): { random: number; optimal: number | null } {
   const definition = getEnvDefinition(spec.environment.id);
-  const tokenizer = new Tokenizer(definition.vocabulary(spec.environment.config), definition.actionNames);
-  const contexts = new ContextBuilder(tokenizer, spec.model.config.contextLength - spec.rollout.maxTokensPerTurn, spec.rollout.historyTurns);
-  // Grid environments: the action names do not depend on the episode (the bandit's do).
-  const policy = new RandomFormatPolicy(tokenizer, () => definition.actionNames, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
-  const random = evaluate(policy, definition, spec.environment.config, spec.rollout, tokenizer, contexts, spec.training.evalEpisodes);
+  const tokenizer = tokenizerFor(definition, spec);
+  const contexts = contextsFor(tokenizer, spec);
+  const shown = RandomFormatPolicy.shownActions(tokenizer, definition.actionNames);
+  const policy = new RandomFormatPolicy(tokenizer, shown, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
+  // Several passes over the same seeds: the random agent's expected success on them.
+  let random = 0;
+  for (let pass = 0; pass < RANDOM_PASSES; pass++) random += evaluate(policy, definition, spec.environment.config, spec.rollout, tokenizer, contexts, spec.training.evalEpisodes).success / RANDOM_PASSES;
   let optimal: number | null = null;
   if (spec.environment.id === 'frozenlake') {
     let total = 0;
@@ -32,5 +35,5 @@ export function baselines(spec: JobSpec): { random: number; optimal: number | nu
     }
     optimal = total / spec.training.evalEpisodes;
   }
-  return { random: random.success, optimal };
+  return { random, optimal };
 }

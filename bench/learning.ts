@@ -1,104 +1,97 @@
 /**
- * bench/learning: eval success after the warm-up and after RL, per preset, warm-up kind and
- * environment, next to a format-valid random agent, the optimal policy (FrozenLake, exact DP)
- * and RAGEN's published StarPO-S figures for Qwen2.5-0.5B. Each run is a separate process;
- * `--parallel` runs that many at once. Results are appended to --out as JSON lines, so a long
- * bench can be resumed (finished runs are skipped).
+ * bench/learning: the like-for-like learning table. For each row (environment and budget) and
+ * column (warm-up kind, preset, overrides), eval success after the warm-up and after RL under
+ * RAGEN's protocol (256 fixed seeds, temperature 0.5), next to a random well-formed agent on the
+ * same seeds, the optimal policy (FrozenLake, exact dynamic programming) and RAGEN's published
+ * StarPO-S figures. Each run is its own process (`--parallel` at a time); every finished run is
+ * appended to `--out` keyed by every setting that changes it, so the table resumes where it
+ * stopped and only missing runs are trained.
  *
- *   npm run bench:learning -- [--steps 200] [--parallel 2] [--envs frozenlake,sokoban]
- *                             [--presets starpo-ppo,starpo-grpo,starpo-s] [--warmups demonstrations,format]
+ *   npm run bench:learning -- [--rows sokoban,frozenlake] [--columns format/starpo-s,...]
+ *                             [--parallel 2] [--print] [--out bench/results/learning.jsonl]
  */
 import { spawn } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import { initBackend } from '../src/training/backend';
+import { EVAL_METRICS, METRIC } from '../src/training/signals/step-metrics';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
 import { baselines } from './baselines';
+import { COLUMNS, Column, ROWS, RunKey, keyId, runKey, specOf } from './learning-table';
+import { printLearningTable } from './learning-print';
 
-/** RAGEN (Wang et al. 2025), StarPO-S with Qwen2.5-0.5B-Instruct, success rates. */
-const RAGEN = { sokoban: 0.203, frozenlake: 0.218 } as Record<string, number>;
-
-interface Run {
-  env: string;
-  slippery?: boolean;
-  preset: string;
-  warmup: 'demonstrations' | 'format';
-  steps: number;
-  seed?: number;
-}
-
-interface Result extends Run {
-  key: string;
+export interface LearningResult {
+  id: string;
+  key: RunKey;
+  /** Eval success (sampled, RAGEN's protocol) by step; step 0 is right after the warm-up. */
+  curve: Record<number, number>;
   afterWarmup: number;
   afterRl: number;
-  best: number;
+  /** Mean over the run's steps of the clip fractions (above zero when several minibatches act). */
+  clipHigh: number;
+  clipLow: number;
   random: number;
   optimal: number | null;
+  backend: string;
   seconds: number;
 }
 
-/** The common setup of every run, stated once (see the closing note of the learning issue). */
-function specFor(run: Run) {
-  const grid = run.env === 'sokoban' ? 6 * 7 : 4 * 5;
-  return parseJobSpec({
-    name: `bench-${run.env}-${run.preset}-${run.warmup}`,
-    environment: { id: run.env, config: run.env === 'frozenlake' ? { slippery: run.slippery ?? true } : {} },
-    algorithm: { id: run.preset, config: { miniBatches: 4, entropyCoef: 0.003 } },
-    model: { config: { layers: 2, dModel: 32, heads: 2, contextLength: grid + 8 + 24 } },
-    rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
-    training: { steps: run.steps, seed: run.seed ?? 1, lrSchedule: 'cosine', evalEvery: 25, evalEpisodes: 128, evalTemperature: 1, warmup: { kind: run.warmup, steps: 150 } },
-  });
-}
-
-const keyOf = (run: Run) => `${run.env}${run.env === 'frozenlake' ? (run.slippery === false ? '-still' : '-slippery') : ''}/${run.preset}/${run.warmup}/${run.steps}`;
-
-async function runOne(run: Run): Promise<Result> {
+async function runOne(key: RunKey): Promise<LearningResult> {
   await initBackend('wasm');
-  const spec = specFor(run);
+  const spec = parseJobSpec(specOf(key));
   const started = Date.now();
   const trainer = await Trainer.create(spec);
-  const evals: number[] = [];
+  const curve: Record<number, number> = {};
+  const clips: [number, number][] = [];
   await trainer.run({
-    onStep: (_step, metrics) => {
-      if (metrics['eval/success'] !== undefined) evals.push(metrics['eval/success']);
+    onStep: (step, metrics) => {
+      const success = metrics[EVAL_METRICS.sampled.success];
+      if (success !== undefined) curve[step] = success;
+      if (metrics[METRIC.clipFractionHigh] !== undefined) clips.push([metrics[METRIC.clipFractionHigh], metrics[METRIC.clipFractionLow]]);
     },
   });
+  const backend = trainer.backend;
   trainer.dispose();
-  const base = baselines(spec);
-  return { ...run, key: keyOf(run), afterWarmup: evals[0], afterRl: evals[evals.length - 1], best: Math.max(...evals.slice(1)), ...base, seconds: (Date.now() - started) / 1000 };
+  const seconds = (Date.now() - started) / 1000;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+  return {
+    id: keyId(key),
+    key,
+    curve,
+    afterWarmup: curve[0],
+    afterRl: curve[key.steps],
+    clipHigh: mean(clips.map((c) => c[0])),
+    clipLow: mean(clips.map((c) => c[1])),
+    ...baselines(spec),
+    backend,
+    seconds,
+  };
 }
 
-function spawnRun(run: Run): Promise<Result> {
+function spawnRun(key: RunKey): Promise<LearningResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', __filename, '--run', JSON.stringify(run)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', __filename, '--run', JSON.stringify(key)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`run ${keyOf(run)} exited ${code}`))));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!)) : reject(new Error(`run ${keyId(key)} exited ${code}`))));
   });
 }
 
-function printTable(results: Result[]): void {
-  const pct = (x: number | null | undefined) => (x === null || x === undefined ? '   –  ' : `${(100 * x).toFixed(1).padStart(5)}%`);
-  console.log('\nenvironment          preset          warm-up          after warm-up  after RL   best    Δ RL    random  optimal  RAGEN   time');
-  for (const r of results.sort((a, b) => a.key.localeCompare(b.key))) {
-    const env = r.key.split('/')[0];
-    console.log(
-      `${env.padEnd(20)} ${r.preset.padEnd(15)} ${r.warmup.padEnd(15)}  ${pct(r.afterWarmup)}        ${pct(r.afterRl)}   ${pct(r.best)}  ${(r.afterRl - r.afterWarmup >= 0 ? '+' : '') + (100 * (r.afterRl - r.afterWarmup)).toFixed(1)}   ${pct(r.random)}  ${pct(r.optimal)}   ${pct(RAGEN[r.env])}  ${Math.round(r.seconds)}s`,
-    );
-  }
+export function readResults(path: string): LearningResult[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as LearningResult);
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
       run: { type: 'string' },
-      steps: { type: 'string', default: '200' },
+      rows: { type: 'string', default: ROWS.map((r) => r.name).join(',') },
+      columns: { type: 'string', default: COLUMNS.map((c) => c.name).join(',') },
       parallel: { type: 'string', default: '2' },
-      envs: { type: 'string', default: 'frozenlake,frozenlake-still,sokoban' },
-      presets: { type: 'string', default: 'starpo-ppo,starpo-grpo,starpo-s' },
-      warmups: { type: 'string', default: 'demonstrations,format' },
+      print: { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench/results/learning.jsonl' },
     },
   });
@@ -106,34 +99,30 @@ async function main(): Promise<void> {
     console.log(JSON.stringify(await runOne(JSON.parse(values.run))));
     return;
   }
-  const runs: Run[] = [];
-  for (const envName of values.envs!.split(',')) {
-    for (const warmup of values.warmups!.split(',') as Run['warmup'][]) {
-      for (const preset of values.presets!.split(',')) {
-        const env = envName.replace('-still', '');
-        runs.push({ env, slippery: env === 'frozenlake' ? !envName.endsWith('-still') : undefined, preset, warmup, steps: Number(values.steps) });
-      }
-    }
-  }
+  const rows = ROWS.filter((r) => values.rows!.split(',').includes(r.name));
+  const columns: Column[] = COLUMNS.filter((c) => values.columns!.split(',').includes(c.name));
+  const keys = rows.flatMap((row) => columns.filter((c) => c.warmup === 'format' || row.hasExpert).flatMap((c) => c.seeds.map((seed) => runKey(row, c, seed))));
   mkdirSync(dirname(values.out!), { recursive: true });
-  const done = existsSync(values.out!) ? readFileSync(values.out!, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Result) : [];
-  const pending = runs.filter((run) => !done.some((d) => d.key === keyOf(run)));
-  console.log(`${runs.length} runs (${done.length} already in ${values.out}), ${values.parallel} at a time, ${values.steps} RL steps each`);
+  const done = readResults(values.out!);
+  const pending = values.print ? [] : keys.filter((key) => !done.some((d) => d.id === keyId(key)));
+  console.log(`${keys.length} runs, ${keys.length - pending.length} already in ${values.out}; training ${pending.length}, ${values.parallel} at a time`);
   const queue = [...pending];
   await Promise.all(
     Array.from({ length: Number(values.parallel) }, async () => {
-      for (let run = queue.shift(); run; run = queue.shift()) {
-        const result = await spawnRun(run);
+      for (let key = queue.shift(); key; key = queue.shift()) {
+        const result = await spawnRun(key);
         appendFileSync(values.out!, `${JSON.stringify(result)}\n`);
-        console.log(`${result.key}: warm-up ${result.afterWarmup.toFixed(3)} → RL ${result.afterRl.toFixed(3)} (random ${result.random.toFixed(3)}) in ${Math.round(result.seconds)} s`);
+        console.log(`${key.env} ${JSON.stringify(key.envConfig)} ${key.warmup}/${key.preset} ${JSON.stringify(key.overrides)} seed ${key.seed}: ${result.afterWarmup.toFixed(3)} → ${result.afterRl.toFixed(3)} (random ${result.random.toFixed(3)}) in ${Math.round(result.seconds)} s`);
         done.push(result);
       }
     }),
   );
-  printTable(done.filter((d) => runs.some((run) => keyOf(run) === d.key)));
+  printLearningTable(rows, columns, done);
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

@@ -1,11 +1,13 @@
 /**
- * bench/throughput: per available TensorFlow.js backend, the FrozenLake `starpo-s` preset's
- * median rollout tokens/s, update ms per step and whole steps/s over several runs; plus, in
- * the same run, the two measured design choices as ratios against their reference:
- * incremental decoding with the KV cache vs recomputing the context, and the explicit-transpose
- * matMul backward vs tfjs's own (transposeA/B) on wasm.
+ * bench/throughput: per available TensorFlow.js backend and preset, the default FrozenLake job's
+ * median rollout tokens/s, update ms per step, whole steps/s and peak memory per step (the
+ * backend's heap high-water mark and the process's peak RSS) over several runs; plus, in the
+ * same run, the two measured design choices as ratios against their reference: incremental
+ * decoding with the KV cache vs recomputing the context, and the explicit-transpose matMul
+ * backward vs tfjs's own (transposeA/B) on wasm.
  *
- *   npm run bench:throughput -- [--runs 3] [--steps 4] [--backends wasm,cpu,tfjs-node,tfjs-node-gpu]
+ *   npm run bench:throughput -- [--runs 3] [--steps 4] [--presets starpo-s,starpo-ppo]
+ *                               [--backends wasm,cpu,tfjs-node,tfjs-node-gpu]
  */
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
@@ -18,29 +20,48 @@ import { Trainer } from '../src/training/trainer';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
-/** The FrozenLake starpo-s preset with its defaults (d=64, 8×16 rollouts, full history). */
-const SPEC = { environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' }, training: { evalEvery: 0, evalEpisodes: 1, checkpointEvery: 0, warmup: { steps: 40 } } };
+/** The default FrozenLake job (8×16 rollouts, whole-episode history), warm-up shortened. */
+const specFor = (preset: string, steps: number, seed: number) =>
+  parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: preset }, training: { steps, seed, evalEvery: 0, evalEpisodes: 1, checkpointEvery: 0, warmup: { steps: 40 } } });
 
-async function measureBackend(backend: BackendName, runs: number, steps: number) {
+/** The backend's memory high-water mark in MB: the wasm heap only grows; elsewhere the live tensor bytes. */
+function backendPeakMb(): number {
+  const wasm = (tf.backend() as unknown as { wasm?: { HEAPU8: Uint8Array } }).wasm;
+  return (wasm ? wasm.HEAPU8.length : tf.memory().numBytes) / 2 ** 20;
+}
+
+async function measureBackend(backend: BackendName, preset: string, runs: number, steps: number) {
   await initBackend(backend);
-  const perRun: { tokensPerS: number; updateMs: number; stepsPerS: number }[] = [];
+  const perRun: { tokensPerS: number; updateMs: number; stepsPerS: number; heapMb: number; rssMb: number }[] = [];
   for (let run = 0; run < runs; run++) {
-    const spec = parseJobSpec({ ...SPEC, training: { ...SPEC.training, steps: steps + 1, seed: run + 1 } });
-    const trainer = await Trainer.create(spec, { backend });
+    const trainer = await Trainer.create(specFor(preset, steps + 1, run + 1), { backend });
     const rows: Record<string, number>[] = [];
-    await trainer.run({ onStep: (step, m) => void (step >= 2 && rows.push(m)) }); // step 1 warms kernels up
+    const peaks: { heapMb: number; rssMb: number }[] = [];
+    await trainer.run({
+      onStep: (step, m) => {
+        if (step < 2) return; // step 1 warms kernels up
+        rows.push(m);
+        peaks.push({ heapMb: backendPeakMb(), rssMb: process.resourceUsage().maxRSS / 1024 });
+        console.error(`${backend} ${preset} run ${run + 1} step ${step}: update ${m['perf/update_ms']} ms, heap ${peaks.at(-1)!.heapMb.toFixed(0)} MB, peak RSS ${peaks.at(-1)!.rssMb.toFixed(0)} MB`);
+      },
+    });
     trainer.dispose();
     perRun.push({
       tokensPerS: median(rows.map((m) => m['perf/tokens_per_s'])),
       updateMs: median(rows.map((m) => m['perf/update_ms'])),
       stepsPerS: 1000 / median(rows.map((m) => m['perf/step_ms'])),
+      heapMb: Math.max(...peaks.map((p) => p.heapMb)),
+      rssMb: Math.max(...peaks.map((p) => p.rssMb)),
     });
   }
   return {
     backend,
+    preset,
     tokensPerS: median(perRun.map((r) => r.tokensPerS)),
     updateMs: median(perRun.map((r) => r.updateMs)),
     stepsPerS: median(perRun.map((r) => r.stepsPerS)),
+    heapMb: Math.max(...perRun.map((r) => r.heapMb)),
+    rssMb: Math.max(...perRun.map((r) => r.rssMb)),
   };
 }
 
@@ -94,6 +115,8 @@ async function main(): Promise<void> {
       // The pure-JS cpu backend is the last-resort fallback: one run of this preset on it took over
       // ten minutes here, so it is measured only when asked for (--backends ...,cpu).
       backends: { type: 'string', default: 'tfjs-node-gpu,tfjs-node,wasm' },
+      presets: { type: 'string', default: 'starpo-s,starpo-ppo' },
+      preset: { type: 'string' },
       child: { type: 'string' },
     },
   });
@@ -102,26 +125,33 @@ async function main(): Promise<void> {
     return;
   }
   if (values.child) {
-    console.log(JSON.stringify(await measureBackend(values.child as BackendName, Number(values.runs), Number(values.steps))));
+    console.log(JSON.stringify(await measureBackend(values.child as BackendName, values.preset!, Number(values.runs), Number(values.steps))));
     return;
   }
-  // One process per backend: a process initialises exactly one backend.
-  const child = (arg: string) => {
-    const out = spawnSync(process.execPath, ['-r', '@swc-node/register', __filename, '--child', arg, '--runs', values.runs!, '--steps', values.steps!], { encoding: 'utf8' });
+  // One process per backend and preset: a process initialises exactly one backend, and its peak RSS is its own.
+  const child = (arg: string, preset = '') => {
+    const out = spawnSync(process.execPath, ['-r', '@swc-node/register', __filename, '--child', arg, '--preset', preset, '--runs', values.runs!, '--steps', values.steps!], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const last = out.stdout.trim().split('\n').pop() ?? '';
     return out.status === 0 && last.startsWith('{') ? JSON.parse(last) : null;
   };
-  console.log(`FrozenLake starpo-s preset (d=64, 2 layers, 8×16 rollouts, full history): median of ${values.runs} runs × ${values.steps} steps\n`);
-  console.log('backend          rollout tokens/s   update ms/step   steps/s   vs wasm (steps/s)');
-  const results = values.backends!.split(',').map((b) => ({ backend: b, result: child(b) }));
-  const wasm = results.find((r) => r.backend === 'wasm')?.result;
-  for (const { backend, result } of results) {
+  const example = specFor('starpo-s', 1, 1);
+  const { dModel, layers, contextLength } = example.model.config;
+  console.log(`Default FrozenLake job (d=${dModel}, ${layers} layers, context ${contextLength}, 8×16 rollouts, whole-episode history): median of ${values.runs} runs × ${values.steps} steps\n`);
+  console.log('backend          preset        rollout tokens/s   update ms/step   steps/s   peak heap MB   peak RSS MB   vs wasm (steps/s)');
+  const results = values.backends!.split(',').flatMap((b) => values.presets!.split(',').map((preset) => ({ backend: b, preset, result: child(b, preset) })));
+  for (const { backend, preset, result } of results) {
     if (!result) {
-      console.log(`${backend.padEnd(16)} not available on this machine`);
+      console.log(`${backend.padEnd(16)} ${preset.padEnd(13)} not available on this machine`);
       continue;
     }
+    const wasm = results.find((r) => r.backend === 'wasm' && r.preset === preset)?.result;
     const ratio = wasm ? (result.stepsPerS / wasm.stepsPerS).toFixed(2) + '×' : '–';
-    console.log(`${backend.padEnd(16)} ${result.tokensPerS.toFixed(0).padStart(16)} ${result.updateMs.toFixed(0).padStart(16)} ${result.stepsPerS.toFixed(3).padStart(9)}   ${ratio}`);
+    console.log(
+      `${backend.padEnd(16)} ${preset.padEnd(13)} ${result.tokensPerS.toFixed(0).padStart(16)} ${result.updateMs.toFixed(0).padStart(16)} ${result.stepsPerS.toFixed(3).padStart(9)} ${result.heapMb.toFixed(0).padStart(14)} ${result.rssMb.toFixed(0).padStart(13)}   ${ratio}`,
+    );
   }
   const design = child('design');
   if (design) {

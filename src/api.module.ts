@@ -18,6 +18,7 @@ import { AuditService } from './services/audit.service';
 import { AuthService } from './services/auth.service';
 import { CatalogService } from './services/catalog.service';
 import { DispatchService } from './services/dispatch.service';
+import { HealthService } from './services/health.service';
 import { JobService } from './services/job.service';
 import { LabService } from './services/lab.service';
 import { RateLimitService } from './services/rate-limit.service';
@@ -41,6 +42,7 @@ import { WebhookService } from './services/webhook.service';
     TeamService,
     CatalogService,
     DispatchService,
+    HealthService,
     JobService,
     LabService,
     RateLimitService,

@@ -2,7 +2,7 @@ import { Body, Controller, Delete, Get, HttpCode, Param, Post, Query } from '@ne
 import { ApiTags } from '@nestjs/swagger';
 import { ApiKeyService } from '../services/api-key.service';
 import type { Principal } from '../services/auth.service';
-import { CreateApiKeySchema, ListApiKeysQuerySchema } from './api-keys.dto';
+import { CreateApiKeySchema, ListApiKeysQuerySchema } from '../contracts/api-keys.dto';
 import { Caller } from './auth.guard';
 import { ApiKeyIdParam, NotVisibleResponse } from './identity.decorators';
 import { BadRequestResponse, JsonBody, Operation, QueryParams } from './openapi.decorators';

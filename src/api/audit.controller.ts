@@ -2,7 +2,7 @@ import { Controller, Get, Query } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { AuditService } from '../services/audit.service';
 import type { Principal } from '../services/auth.service';
-import { ListAuditQuerySchema } from './audit.dto';
+import { ListAuditQuerySchema } from '../contracts/audit.dto';
 import { Caller } from './auth.guard';
 import { AdminOnlyResponse } from './identity.decorators';
 import { BadRequestResponse, Operation, QueryParams } from './openapi.decorators';

@@ -2,7 +2,8 @@ import { CanActivate, ExecutionContext, Injectable, SetMetadata, createParamDeco
 import { Reflector } from '@nestjs/core';
 import type { Request, Response } from 'express';
 import { AuthService, Principal } from '../services/auth.service';
-import { RateLimitService } from '../services/rate-limit.service';
+import { TooManyRequests } from '../services/errors';
+import { RateLimitService, RateLimitStanding } from '../services/rate-limit.service';
 
 const PUBLIC = 'starlab:public';
 /** Operations endpoints that need no API key (health, readiness, docs, Prometheus). */
@@ -10,7 +11,11 @@ export const Public = () => SetMetadata(PUBLIC, true);
 
 type AuthenticatedRequest = Request & { principal?: Principal };
 
-/** Every route needs a valid API key unless marked @Public(); each key is rate-limited. */
+/**
+ * Every route needs a valid API key unless marked @Public(); each key is rate-limited, announced
+ * with the RateLimit header fields (draft-ietf-httpapi-ratelimit-headers: RateLimit-Limit /
+ * -Remaining / -Reset and RateLimit-Policy); over the limit, a 429 problem with Retry-After.
+ */
 @Injectable()
 export class ApiKeyGuard implements CanActivate {
   constructor(
@@ -23,9 +28,18 @@ export class ApiKeyGuard implements CanActivate {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
     request.principal = await this.auth.authenticate(request.headers.authorization);
-    await this.rateLimit.check(request.principal.keyId, context.switchToHttp().getResponse<Response>());
+    const standing = await this.rateLimit.hit(request.principal.keyId);
+    if (standing) announce(context.switchToHttp().getResponse<Response>(), standing);
+    if (standing?.exceeded) throw new TooManyRequests(`this API key made more than ${standing.limit} requests in a minute; retry in ${standing.resetSeconds} s`, standing.resetSeconds);
     return true;
   }
+}
+
+function announce(response: Response, standing: RateLimitStanding): void {
+  response.setHeader('RateLimit-Policy', `${standing.limit};w=${standing.windowSeconds}`);
+  response.setHeader('RateLimit-Limit', String(standing.limit));
+  response.setHeader('RateLimit-Remaining', String(standing.remaining));
+  response.setHeader('RateLimit-Reset', String(standing.resetSeconds));
 }
 
 /** The authenticated caller of the current request. */

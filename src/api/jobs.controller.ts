@@ -5,10 +5,10 @@ import type { Principal } from '../services/auth.service';
 import { JobService } from '../services/job.service';
 import { ResultsService } from '../services/results.service';
 import { Caller } from './auth.guard';
-import { EventsQuerySchema, ListJobsQuerySchema, MetricsQuerySchema, TrajectoriesQuerySchema } from './jobs.dto';
+import { EventsQuerySchema, ListJobsQuerySchema, MetricsQuerySchema, TrajectoriesQuerySchema } from '../contracts/jobs.dto';
 import { BadRequestResponse, ConflictResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams } from './openapi.decorators';
 import { writeEventStream } from './sse';
-import { BacktestBodySchema, WarningsQuerySchema } from './warnings.dto';
+import { BacktestBodySchema, WarningsQuerySchema } from '../contracts/warnings.dto';
 import { parseInput } from './validation';
 
 @ApiTags('jobs')

@@ -4,7 +4,7 @@ import type { Principal } from '../services/auth.service';
 import { LabService } from '../services/lab.service';
 import { Caller } from './auth.guard';
 import { BadRequestResponse, Operation, QueryParams } from './openapi.decorators';
-import { UsageQuerySchema } from './queue.dto';
+import { UsageQuerySchema } from '../contracts/lab.dto';
 import { parseInput } from './validation';
 
 @ApiTags('lab')

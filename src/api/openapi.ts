@@ -4,14 +4,17 @@ import { Type } from '@sinclair/typebox';
 import { stringify } from 'yaml';
 import { AlgorithmConfigSchema } from '../training/algorithms/presets';
 import { JobSpecSchema } from '../training/spec/job-spec';
+import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from '../contracts/api-keys.dto';
+import { AuditEventListSchema, AuditEventSchema } from '../contracts/audit.dto';
+import { AlgorithmSchema, EnvironmentSchema } from '../contracts/catalog.dto';
+import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from '../contracts/jobs.dto';
+import { QueueViewSchema, UsageViewSchema } from '../contracts/lab.dto';
+import { HealthSchema, ReadinessSchema } from '../contracts/operations.dto';
+import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from '../contracts/teams.dto';
+import { CreatedUserSchema, CreateUserSchema, PrincipalSchema, UpdateUserSchema, UserListSchema, UserSchema } from '../contracts/users.dto';
+import { BacktestBodySchema, BacktestResultSchema, WarningListSchema } from '../contracts/warnings.dto';
+import { CreatedWebhookSchema, CreateWebhookSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookTestResultSchema } from '../contracts/webhooks.dto';
 import { toJsonSchema } from '../services/json-schema';
-import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from './jobs.dto';
-import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from './api-keys.dto';
-import { AuditEventListSchema, AuditEventSchema } from './audit.dto';
-import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from './teams.dto';
-import { CreatedUserSchema, CreateUserSchema, UpdateUserSchema, UserListSchema, UserSchema } from './users.dto';
-import { QueueViewSchema, UsageViewSchema } from './queue.dto';
-import { BacktestBodySchema, BacktestResultSchema, CreatedWebhookSchema, CreateWebhookSchema, WarningListSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookTestResultSchema } from './warnings.dto';
 
 const ProblemSchema = Type.Object({
   type: Type.String({ format: 'uri' }),
@@ -21,24 +24,6 @@ const ProblemSchema = Type.Object({
   instance: Type.Optional(Type.String()),
   errors: Type.Optional(Type.Array(Type.Object({ field: Type.String(), message: Type.String() }), { description: 'present for validation problems' })),
   errorId: Type.Optional(Type.String({ description: 'present for 500s; quote it when reporting' })),
-});
-
-const EnvironmentSchema = Type.Object({
-  id: Type.String(),
-  description: Type.String(),
-  actions: Type.Array(Type.String()),
-  symbols: Type.Record(Type.String(), Type.String()),
-  hasExpert: Type.Boolean({ description: 'demonstrations warm-up available' }),
-  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of environment.config' }),
-  defaults: Type.Record(Type.String(), Type.Unknown()),
-  rolloutDefaults: Type.Record(Type.String(), Type.Unknown()),
-});
-
-const AlgorithmSchema = Type.Object({
-  id: Type.String(),
-  description: Type.String(),
-  config: Type.Record(Type.String(), Type.Unknown(), { description: 'the preset’s values' }),
-  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of algorithm.config' }),
 });
 
 /** Named schemas of the contract; TypeBox is the single source for validation and for docs. */
@@ -80,9 +65,9 @@ const COMPONENTS = {
   TeamList: TeamListSchema,
   AuditEvent: AuditEventSchema,
   AuditEventList: AuditEventListSchema,
-  Principal: Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) }),
-  Health: Type.Object({ status: Type.Literal('ok') }),
-  Readiness: Type.Object({ status: Type.String(), database: Type.String(), redis: Type.String() }),
+  Principal: PrincipalSchema,
+  Health: HealthSchema,
+  Readiness: ReadinessSchema,
   PrometheusText: Type.String(),
   OpenApiDocument: Type.String(),
 };

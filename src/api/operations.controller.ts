@@ -4,8 +4,7 @@ import type { Response } from 'express';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { projectRoot } from '../config/paths';
-import { HealthRepository } from '../repositories/health.repository';
-import { QueueRepository } from '../repositories/queue.repository';
+import { HealthService } from '../services/health.service';
 import { TelemetryService } from '../services/telemetry.service';
 import { Public } from './auth.guard';
 import { Operation } from './openapi.decorators';
@@ -18,8 +17,7 @@ export const OPENAPI_PATH = join(projectRoot(), 'openapi.yaml');
 @Controller()
 export class OperationsController {
   constructor(
-    private readonly health: HealthRepository,
-    private readonly queue: QueueRepository,
+    private readonly health: HealthService,
     private readonly telemetry: TelemetryService,
   ) {}
 
@@ -32,10 +30,9 @@ export class OperationsController {
   @Get('ready')
   @Operation({ id: 'getReadiness', summary: 'Readiness: database and Redis reachable (503 otherwise)', isPublic: true, response: 'Readiness' })
   async getReadiness(@Res({ passthrough: true }) res: Response) {
-    const [database, redis] = await Promise.all([this.health.databaseReachable(), this.queue.ping()]);
-    const ready = database && redis;
-    res.status(ready ? 200 : 503);
-    return { status: ready ? 'ready' : 'degraded', database: database ? 'up' : 'down', redis: redis ? 'up' : 'down' };
+    const readiness = await this.health.readiness();
+    res.status(readiness.status === 'ready' ? 200 : 503);
+    return readiness;
   }
 
   @Get('metrics')

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { JobEventView } from './jobs.dto';
+import type { JobEventView } from '../contracts/jobs.dto';
 
 const HEARTBEAT_MS = 15_000;
 

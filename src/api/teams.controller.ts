@@ -5,7 +5,7 @@ import { TeamService } from '../services/team.service';
 import { Caller } from './auth.guard';
 import { AdminOnlyResponse, NameTakenResponse, NotVisibleResponse, TeamIdParam } from './identity.decorators';
 import { BadRequestResponse, JsonBody, Operation } from './openapi.decorators';
-import { CreateTeamSchema, UpdateTeamSchema } from './teams.dto';
+import { CreateTeamSchema, UpdateTeamSchema } from '../contracts/teams.dto';
 import { parseInput } from './validation';
 
 @ApiTags('teams')

@@ -5,8 +5,8 @@ import { UserService } from '../services/user.service';
 import { Caller } from './auth.guard';
 import { AdminOnlyResponse, LastAdminResponse, NameTakenResponse, NotVisibleResponse, UserIdParam } from './identity.decorators';
 import { BadRequestResponse, JsonBody, Operation } from './openapi.decorators';
-import { CreateUserSchema, parseUpdateUser } from './users.dto';
-import { parseInput } from './validation';
+import { CreateUserSchema } from '../contracts/users.dto';
+import { parseInput, parseUpdateUser } from './validation';
 
 @ApiTags('users')
 @Controller('v1/users')
@@ -34,7 +34,7 @@ export class UsersController {
   @Get('me')
   @Operation({ id: 'getCurrentUser', summary: 'Who the API key belongs to', response: 'Principal' })
   getCurrentUser(@Caller() caller: Principal) {
-    return { id: caller.userId, name: caller.name, role: caller.role, teamId: caller.teamId };
+    return this.users.me(caller);
   }
 
   @Get(':id')

@@ -1,8 +1,9 @@
 import type { TSchema, Static } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
-import { checkAgainst } from '../training/spec/errors';
+import { NAME_PATTERN, QUOTA_BOUNDS, UpdateUserBody, UpdateUserSchema } from '../contracts/users.dto';
 import { ValidationFailed } from '../services/errors';
+import { checkAgainst } from '../training/spec/errors';
 
 // TypeBox rejects values of formats it does not know; register the ones the API uses.
 if (!FormatRegistry.Has('date-time')) FormatRegistry.Set('date-time', (v) => /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}/.test(v) && !Number.isNaN(Date.parse(v)));
@@ -21,4 +22,21 @@ export function parseInput<S extends TSchema>(schema: S, input: unknown, locatio
   const { value: parsed, errors } = checkAgainst<Static<S>>(schema, value, location);
   if (errors.length > 0) throw new ValidationFailed(errors);
   return parsed;
+}
+
+/** A TypeBox union error names no bound ("Expected union value"), so the nullable fields say theirs here. */
+const NULLABLE_FIELD_MESSAGES: Record<string, string> = {
+  'body.team': `must be null or 1–64 characters matching ${NAME_PATTERN}`,
+  'body.maxRunningJobs': `must be null or an integer in [${QUOTA_BOUNDS.maxRunningJobs.minimum}, ${QUOTA_BOUNDS.maxRunningJobs.maximum}]`,
+  'body.maxQueuedJobs': `must be null or an integer in [${QUOTA_BOUNDS.maxQueuedJobs.minimum}, ${QUOTA_BOUNDS.maxQueuedJobs.maximum}]`,
+};
+
+/** PATCH /v1/users/{id}: parseInput, with the nullable fields' messages naming their bounds. */
+export function parseUpdateUser(body: unknown): UpdateUserBody {
+  try {
+    return parseInput(UpdateUserSchema, body, 'body');
+  } catch (error) {
+    if (!(error instanceof ValidationFailed)) throw error;
+    throw new ValidationFailed(error.errors.map((e) => ({ field: e.field, message: NULLABLE_FIELD_MESSAGES[e.field] ?? e.message })));
+  }
 }

@@ -5,7 +5,7 @@ import { WebhookService } from '../services/webhook.service';
 import { Caller } from './auth.guard';
 import { BadRequestResponse, JsonBody, Operation } from './openapi.decorators';
 import { parseInput } from './validation';
-import { CreateWebhookSchema } from './warnings.dto';
+import { CreateWebhookSchema } from '../contracts/webhooks.dto';
 
 const WebhookIdParam = () => ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } });
 

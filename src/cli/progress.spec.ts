@@ -44,8 +44,10 @@ describe('ProgressBar', () => {
   });
 
   it('picks up an evaluation success series whatever its protocol name', () => {
-    expect(evalSuccess({ 'eval/greedy/success': 0.5, 'eval/sampled/success': 0.25 })).toBe(0.5);
-    expect(evalSuccess({ 'eval/success': 0.125, 'eval/greedy/success': 0.5 })).toBe(0.125);
+    expect(evalSuccess({ 'eval/greedy/success': 0.5, 'eval/sampled/success': 0.25 })).toBe(0.25);
+    expect(evalSuccess({ 'eval/greedy/success': 0.5 })).toBe(0.5);
+    expect(evalSuccess({ 'eval/success': 0.125 })).toBe(0.125);
+    expect(evalSuccess({ 'eval/holdout-arms/success': 0.375 })).toBe(0.375);
     expect(evalSuccess({ 'reward/mean': 1 })).toBeUndefined();
   });
 });

@@ -1,4 +1,4 @@
-import type { Metrics } from '../training/signals/step-metrics';
+import { evalSuccessOf, type Metrics } from '../training/signals/step-metrics';
 
 /** The signals a researcher watches, as `label: metric name`, most important first. */
 const SHOWN: [string, string][] = [
@@ -62,9 +62,13 @@ export function progressSignals(metrics: Metrics, lastEval: number | undefined):
   return lastEval === undefined ? signals : [...signals.slice(0, 2), ['eval', lastEval], ...signals.slice(2)];
 }
 
-/** The evaluation success of these metrics, if they have one (`eval/success` preferred). */
+/**
+ * The evaluation success of these metrics, if they have one: the protocol series the training
+ * library names (sampled, then greedy), else any other `eval/…success…` series.
+ */
 export function evalSuccess(metrics: Metrics): number | undefined {
-  if (Number.isFinite(metrics['eval/success'])) return metrics['eval/success'];
+  const named = evalSuccessOf(metrics);
+  if (named !== undefined) return named;
   const name = Object.keys(metrics).filter((n) => EVAL_SUCCESS.test(n) && Number.isFinite(metrics[n])).sort()[0];
   return name === undefined ? undefined : metrics[name];
 }

@@ -12,9 +12,10 @@ import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
+import { evalSuccessOf } from '../training/signals/step-metrics';
 import { parseJobSpec } from '../training/spec/validate';
 import { Trainer } from '../training/trainer';
-import { ProgressBar, evalSuccess } from './progress';
+import { ProgressBar } from './progress';
 
 const USAGE = 'usage: npm run train -- --spec <job.json> [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>]';
 
@@ -77,10 +78,10 @@ async function main(): Promise<void> {
     onLog: (m) => progress.message(m),
     onStep: (step, metrics) => {
       out?.write(`${JSON.stringify({ step, metrics })}\n`);
-      const evaluation = evalSuccess(metrics);
-      if (evaluation !== undefined) {
-        firstEval ??= evaluation;
-        lastEval = evaluation;
+      const evalSuccess = evalSuccessOf(metrics);
+      if (evalSuccess !== undefined) {
+        firstEval ??= evalSuccess;
+        lastEval = evalSuccess;
       }
       progress.update(step, metrics);
     },

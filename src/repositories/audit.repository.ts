@@ -1,12 +1,7 @@
 import { Injectable } from '@nestjs/common';
+import type { AuditAction, AuditTargetType } from '../contracts/audit.dto';
 import type { Prisma } from '../generated/prisma/client';
 import { PrismaService } from './prisma.service';
-
-/** What an audit event records (job actions are `audit` job events instead). */
-export const AUDIT_ACTIONS = ['user.create', 'user.update', 'user.disable', 'user.enable', 'team.create', 'team.update', 'api_key.issue', 'api_key.revoke'] as const;
-export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-export const AUDIT_TARGET_TYPES = ['user', 'team', 'api_key'] as const;
-export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 export interface AuditEntry {
   /** null: the service itself (the STARLAB_ADMIN_KEY bootstrap). */

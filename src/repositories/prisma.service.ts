@@ -37,7 +37,7 @@ type PgTransaction = Awaited<ReturnType<PgAdapter['startTransaction']>>;
 
 /**
  * `PrismaPg` that gives a transaction's connection back to the pool when the connection breaks
- * (Postgres restarted or unreachable: DESIGN.md §8).
+ * (Postgres restarted or unreachable: docs/failure-behaviour.md).
  *
  * Prisma 6.19's transaction manager ends a transaction with `executeRaw('COMMIT' | 'ROLLBACK')`
  * and only then calls `commit()` / `rollback()`, which release the pooled client. On a dead

@@ -14,6 +14,9 @@ export interface TrainingJobData {
 
 export type TrainingProcessor = (job: BullJob<TrainingJobData>, lockToken?: string) => Promise<void>;
 
+/** A worker's consumer of its training queue: `run()` starts taking jobs, `close()` waits for those it holds. */
+export type TrainingConsumer = BullWorker<TrainingJobData>;
+
 /**
  * The only code that talks to BullMQ / Redis. Producers fail fast while Redis is down (the
  * job stays stored and the dispatcher retries), workers reconnect forever.
@@ -96,7 +99,7 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
   }
 
   /** Starts consuming (worker processes only). The lock settings decide how fast a dead worker's job comes back. */
-  consumeTraining(processor: TrainingProcessor, concurrency: number, device: WorkerDevice): BullWorker<TrainingJobData> {
+  consumeTraining(processor: TrainingProcessor, concurrency: number, device: WorkerDevice): TrainingConsumer {
     const worker = new BullWorker<TrainingJobData>(TRAINING_QUEUES[device], processor, {
       connection: new IORedis({ ...this.connectionOptions(), maxRetriesPerRequest: null }),
       prefix: this.config.queuePrefix,

@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { ApiKeyListView, ApiKeyView, CreateApiKeyBody, IssuedApiKeyView, ListApiKeysQuery } from '../api/api-keys.dto';
+import type { ApiKeyListView, ApiKeyView, CreateApiKeyBody, IssuedApiKeyView, ListApiKeysQuery } from '../contracts/api-keys.dto';
 import type { AuditOf } from '../repositories/audit.repository';
 import { ApiKeyRow, UserRepository } from '../repositories/user.repository';
 import { canSeeUser } from './access';

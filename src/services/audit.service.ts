@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { AuditEventListView, AuditEventView, ListAuditQuery } from '../api/audit.dto';
+import type { AuditEventListView, AuditEventView, ListAuditQuery } from '../contracts/audit.dto';
 import { AuditEntry, AuditEventRow, AuditOf, AuditRepository } from '../repositories/audit.repository';
 import { requireAdmin } from './access';
 import type { Principal } from './auth.service';

@@ -1,30 +1,13 @@
 import { Injectable } from '@nestjs/common';
+import type { AlgorithmView, EnvironmentView } from '../contracts/catalog.dto';
 import { ALGORITHM_PRESETS, AlgorithmConfigSchema } from '../training/algorithms/presets';
 import { listEnvironments } from '../training/envs/registry';
 import { toJsonSchema } from './json-schema';
 
-export interface EnvironmentInfo {
-  id: string;
-  description: string;
-  actions: string[];
-  symbols: Record<string, string>;
-  hasExpert: boolean;
-  configSchema: Record<string, unknown>;
-  defaults: Record<string, unknown>;
-  rolloutDefaults: Record<string, unknown>;
-}
-
-export interface AlgorithmInfo {
-  id: string;
-  description: string;
-  config: Record<string, unknown>;
-  configSchema: Record<string, unknown>;
-}
-
 /** What can be trained: environments and algorithm presets with their schemas and defaults. */
 @Injectable()
 export class CatalogService {
-  listEnvironments(): EnvironmentInfo[] {
+  listEnvironments(): EnvironmentView[] {
     return listEnvironments().map((definition) => ({
       id: definition.id,
       description: definition.description,
@@ -37,7 +20,7 @@ export class CatalogService {
     }));
   }
 
-  listAlgorithms(): AlgorithmInfo[] {
+  listAlgorithms(): AlgorithmView[] {
     return Object.entries(ALGORITHM_PRESETS).map(([id, preset]) => ({
       id,
       description: preset.description,

@@ -2,16 +2,16 @@ import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { JobRepository } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
-import { SchedulingRepository, SchedulingSnapshot } from '../repositories/scheduling.repository';
+import { SchedulingRepository, SchedulingRows, SchedulingWindow } from '../repositories/scheduling.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
-import { Placement, planAdmission } from './fair-share';
+import { Placement, planAdmission, SchedulingSnapshot, schedulingSnapshot, usageHorizonMs } from './fair-share';
 
 const BATCH = 50;
 /** A dispatched queued job older than this is checked for a lost carrier (Redis restarted). */
 const RECONCILE_AFTER_MS = 10_000;
 
 /**
- * The scheduler (an outbox over Postgres, DESIGN.md §7): jobs are stored first; each pass
+ * The scheduler (an outbox over Postgres, docs/scheduling.md): jobs are stored first; each pass
  * admits the waiting jobs that fit the capacity workers announce, in fair-share order
  * (fair-share.ts), and hands them to the queue of their kind of worker. A Redis outage delays
  * jobs but never loses or half-accepts them; after Redis comes back empty, admitted jobs whose
@@ -61,17 +61,21 @@ export class DispatchService implements OnModuleDestroy {
 
   /** The current plan: every waiting job's position and the reason it waits (read-only). */
   async explain(): Promise<{ snapshot: SchedulingSnapshot; placements: Placement[] }> {
-    const snapshot = await this.scheduling.snapshot(this.settings());
+    const snapshot = this.snapshot(await this.scheduling.state(this.window()));
     return { snapshot, placements: planAdmission(snapshot.pending, snapshot.users, snapshot.capacity) };
   }
 
-  private settings() {
-    const { maxRunningJobs, fairShareHalfLifeS, workerStaleMs } = this.config.scheduling;
-    return { defaultMaxRunning: maxRunningJobs, halfLifeS: fairShareHalfLifeS, workerStaleMs };
+  private window(): SchedulingWindow {
+    return { workerStaleMs: this.config.scheduling.workerStaleMs, usageHorizonMs: usageHorizonMs(this.config.scheduling.fairShareHalfLifeS) };
+  }
+
+  private snapshot(rows: SchedulingRows): SchedulingSnapshot {
+    return schedulingSnapshot(rows, { defaultMaxRunning: this.config.scheduling.maxRunningJobs, halfLifeS: this.config.scheduling.fairShareHalfLifeS });
   }
 
   private async pass(): Promise<void> {
-    const admitted = await this.scheduling.admitUnderLock(this.settings(), async (snapshot) => {
+    const admitted = await this.scheduling.admitUnderLock(this.window(), async (rows) => {
+      const snapshot = this.snapshot(rows);
       const sent: { jobId: string; device: 'gpu' | 'cpu' }[] = [];
       const placements = planAdmission(snapshot.pending, snapshot.users, snapshot.capacity);
       for (const device of ['gpu', 'cpu'] as const) {

@@ -64,8 +64,3 @@ export class TooManyRequests extends DomainError {
 export class QuotaExceeded extends TooManyRequests {
   override readonly title = 'Quota exceeded';
 }
-
-export class Unavailable extends DomainError {
-  readonly status = 503;
-  readonly title = 'Service unavailable';
-}

@@ -1,4 +1,4 @@
-import { decayedUsage, PendingJob, planAdmission } from './fair-share';
+import { ActiveJob, capacityOf, decayedUsage, PendingJob, planAdmission, SchedulingState, schedulingSnapshot, usageHorizonMs, WorkerSlots } from './fair-share';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 12, minute));
 const job = (id: string, ownerId: string, minute: number, priority = 0, device: PendingJob['device'] = 'any'): PendingJob => ({ id, ownerId, priority, device, createdAt: at(minute) });
@@ -49,5 +49,71 @@ describe('decayedUsage', () => {
     // 600 s ended 60 min ago (one half-life) + 300 s still running.
     const usage = decayedUsage([{ startedAt: at(50), endedAt: at(60) }, { startedAt: at(115), endedAt: null }], now, 3600);
     expect(usage).toBeCloseTo(600 * 0.5 + 300 * 1, 6);
+  });
+});
+
+const worker = (id: string, device: 'gpu' | 'cpu', slots: number): WorkerSlots => ({ id, device, slots, running: 0, backend: 'wasm', lastHeartbeatAt: at(119) });
+const running = (ownerId: string, workerId: string | null): ActiveJob => ({ ownerId, status: 'running', workerId, dispatchedDevice: null });
+const admitted = (ownerId: string, device: 'gpu' | 'cpu' | null): ActiveJob => ({ ownerId, status: 'queued', workerId: null, dispatchedDevice: device });
+
+describe('capacityOf', () => {
+  it('adds up live workers\' slots; a running job holds one on its worker\'s device, an admitted job on the device it was sent to', () => {
+    const workers = [worker('g1', 'gpu', 2), worker('c1', 'cpu', 4), worker('c2', 'cpu', 1)];
+    const active = [running('ann', 'g1'), running('bob', 'c2'), admitted('ann', 'cpu'), admitted('cy', 'gpu')];
+    expect(capacityOf(workers, active)).toEqual({ slots: { gpu: 2, cpu: 4 + 1 }, busy: { gpu: 1 + 1, cpu: 1 + 1 } });
+  });
+
+  it('counts no slot for a job on a worker that stopped heart-beating, or with no worker or device recorded', () => {
+    const active = [running('ann', 'gone'), running('ann', null), admitted('bob', null)];
+    expect(capacityOf([worker('c1', 'cpu', 3)], active)).toEqual({ slots: { gpu: 0, cpu: 3 }, busy: { gpu: 0, cpu: 0 } });
+  });
+});
+
+describe('schedulingSnapshot', () => {
+  const now = at(120);
+  const state: SchedulingState = {
+    now,
+    pending: [job('p1', 'bob', 100)],
+    active: [running('ann', 'c1'), admitted('ann', 'cpu'), running('bob', 'c1')],
+    workers: [worker('c1', 'cpu', 4)],
+    owners: [
+      { id: 'ann', maxRunningJobs: 3 },
+      { id: 'bob', maxRunningJobs: null },
+    ],
+    usage: [
+      // ann: 600 s that ended two half-lives (2 h at 3600 s) ago, and 120 s still running.
+      { userId: 'ann', startedAt: new Date(at(0).getTime() - 600_000), endedAt: at(0) },
+      { userId: 'ann', startedAt: at(118), endedAt: null },
+      // bob: 60 s that ended now.
+      { userId: 'bob', startedAt: at(119), endedAt: now },
+    ],
+  };
+
+  it('gives each owner their active jobs, their quota (else the default) and their decayed usage', () => {
+    const snapshot = schedulingSnapshot(state, { defaultMaxRunning: 4, halfLifeS: 3600 });
+    expect(snapshot.users).toEqual([
+      { userId: 'ann', active: 2, maxRunning: 3, decayedUsage: expect.closeTo(600 * 2 ** -2 + 120, 6) },
+      { userId: 'bob', active: 1, maxRunning: 4, decayedUsage: expect.closeTo(60, 6) },
+    ]);
+    expect(snapshot.capacity).toEqual({ slots: { gpu: 0, cpu: 4 }, busy: { gpu: 0, cpu: 3 } });
+    expect(snapshot.pending).toBe(state.pending);
+    expect(snapshot.workers).toBe(state.workers);
+  });
+
+  it('lists only the owners it was given, even if a job names another', () => {
+    const snapshot = schedulingSnapshot({ ...state, active: [...state.active, running('cy', 'c1')] }, { defaultMaxRunning: 4, halfLifeS: 3600 });
+    expect(snapshot.users.map((u) => u.userId)).toEqual(['ann', 'bob']);
+    expect(snapshot.capacity.busy.cpu).toBe(4);
+  });
+});
+
+describe('usageHorizonMs', () => {
+  it('is ten half-lives: an interval that ended there weighs less than 0.1% of its slot-seconds', () => {
+    const now = at(120);
+    expect(usageHorizonMs(3600)).toBe(10 * 3600 * 1000);
+    const end = new Date(now.getTime() - usageHorizonMs(3600));
+    const weight = decayedUsage([{ startedAt: new Date(end.getTime() - 1000_000), endedAt: end }], now, 3600) / 1000;
+    expect(weight).toBeCloseTo(2 ** -10, 9);
+    expect(weight).toBeLessThan(0.001);
   });
 });

@@ -1,5 +1,5 @@
 /**
- * Admission order across a lab's users (DESIGN.md §7), as a pure function of the current
+ * Admission order across a lab's users (docs/scheduling.md), as a pure function of the current
  * state so it can be tested on its own and used both to admit jobs and to explain waits.
  *
  * Across users, fair share: the next slot goes to the user with the fewest active jobs (running
@@ -97,3 +97,81 @@ export function decayedUsage(intervals: readonly { startedAt: Date; endedAt: Dat
   }
   return total;
 }
+
+/** A worker that is heart-beating, with the slots it announces. */
+export interface WorkerSlots {
+  id: string;
+  device: Device;
+  slots: number;
+  running: number;
+  backend: string;
+  lastHeartbeatAt: Date;
+}
+
+/** A job holding or about to hold a slot: running, or queued and already handed to a worker queue. */
+export interface ActiveJob {
+  ownerId: string;
+  status: string;
+  workerId: string | null;
+  dispatchedDevice: Device | null;
+}
+
+/** What the scheduler reads, as stored: every input of one admission decision. */
+export interface SchedulingState {
+  now: Date;
+  pending: PendingJob[];
+  active: ActiveJob[];
+  /** Only workers seen within the staleness window. */
+  workers: WorkerSlots[];
+  /** The owners of pending and active jobs, with their own running-jobs quota (null = the default). */
+  owners: { id: string; maxRunningJobs: number | null }[];
+  /** Their usage intervals that ended inside the usage horizon, or are still open. */
+  usage: { userId: string; startedAt: Date; endedAt: Date | null }[];
+}
+
+/** What admission decides from: waiting jobs, each user's share and quota, free capacity. */
+export interface SchedulingSnapshot {
+  pending: PendingJob[];
+  users: UserShare[];
+  capacity: Capacity;
+  workers: WorkerSlots[];
+}
+
+/** Usage older than ten half-lives weighs less than 2^−10 ≈ 0.1% of its slot-seconds: it is not read. */
+export function usageHorizonMs(halfLifeS: number): number {
+  return 10 * halfLifeS * 1000;
+}
+
+/**
+ * Slots announced by live workers, and the ones held: a running job holds a slot on its
+ * worker's device (none if that worker stopped heart-beating), an admitted job on the device it
+ * was dispatched to.
+ */
+export function capacityOf(workers: readonly WorkerSlots[], active: readonly ActiveJob[]): Capacity {
+  const deviceOf = new Map(workers.map((w) => [w.id, w.device]));
+  const capacity: Capacity = { slots: { gpu: 0, cpu: 0 }, busy: { gpu: 0, cpu: 0 } };
+  for (const w of workers) capacity.slots[w.device] += w.slots;
+  for (const job of active) {
+    const device = job.status === 'running' ? (job.workerId ? deviceOf.get(job.workerId) : undefined) : job.dispatchedDevice;
+    if (device) capacity.busy[device]++;
+  }
+  return capacity;
+}
+
+/** The state reduced to what planAdmission weighs: each owner's active jobs, quota and decayed usage. */
+export function schedulingSnapshot(state: SchedulingState, settings: { defaultMaxRunning: number; halfLifeS: number }): SchedulingSnapshot {
+  const activeBy = new Map<string, number>();
+  for (const job of state.active) activeBy.set(job.ownerId, (activeBy.get(job.ownerId) ?? 0) + 1);
+  return {
+    pending: state.pending,
+    users: state.owners.map((u) => ({
+      userId: u.id,
+      active: activeBy.get(u.id) ?? 0,
+      maxRunning: u.maxRunningJobs ?? settings.defaultMaxRunning,
+      decayedUsage: decayedUsage(state.usage.filter((r) => r.userId === u.id), state.now, settings.halfLifeS),
+    })),
+    capacity: capacityOf(state.workers, state.active),
+    workers: state.workers,
+  };
+}
+

@@ -1,4 +1,4 @@
-import type { JobView } from '../api/jobs.dto';
+import type { JobView } from '../contracts/jobs.dto';
 import type { JobRow } from '../repositories/job.repository';
 
 /** The API's picture of a job row. */

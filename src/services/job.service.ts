@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
-import type { JobView, ListJobsQuery } from '../api/jobs.dto';
+import type { JobListView, JobView, ListJobsQuery } from '../contracts/jobs.dto';
 import { JobRepository, JobRow } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
@@ -67,7 +67,7 @@ export class JobService {
     return { job: await this.view(job), replayed: false };
   }
 
-  async list(principal: Principal, query: ListJobsQuery): Promise<{ data: JobView[]; has_more: boolean; next_cursor: string | null }> {
+  async list(principal: Principal, query: ListJobsQuery): Promise<JobListView> {
     const before = query.after ? decodeCursor(query.after) : undefined;
     if (before === null) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
     const limit = query.limit ?? 20;
@@ -167,7 +167,7 @@ export class JobService {
     return new Map(placements.map((p) => [p.jobId, p]));
   }
 
-  /** Per-user cap on waiting jobs (DESIGN.md §7): a clear 429 with the numbers. */
+  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. */
   private async checkQueuedQuota(principal: Principal): Promise<void> {
     const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
     const queued = await this.jobs.countOwned(principal.userId, 'queued');

@@ -1,5 +1,5 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { UsageQuery } from '../api/queue.dto';
+import type { QueueView, UsageQuery, UsageView } from '../contracts/lab.dto';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { JobRepository } from '../repositories/job.repository';
 import { UsageRepository } from '../repositories/usage.repository';
@@ -19,7 +19,7 @@ export class LabService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async queue(principal: Principal) {
+  async queue(principal: Principal): Promise<QueueView> {
     const { snapshot, placements } = await this.dispatch.explain();
     const active = await this.jobs.list({ ownerIds: null, status: 'running', limit: 1000 });
     const admitted = await this.jobs.list({ ownerIds: null, status: 'queued', limit: 1000 });
@@ -46,7 +46,7 @@ export class LabService {
     };
   }
 
-  async usageSummary(principal: Principal, query: UsageQuery) {
+  async usageSummary(principal: Principal, query: UsageQuery): Promise<UsageView> {
     const to = query.to ? new Date(query.to) : new Date();
     const from = query.from ? new Date(query.from) : new Date(to.getTime() - WEEK_MS);
     if (from >= to) throw new ValidationFailed([{ field: 'query.from', message: 'must be before query.to' }]);

@@ -1,15 +1,24 @@
 import { Inject, Injectable } from '@nestjs/common';
-import type { Response } from 'express';
 import { APP_CONFIG, AppConfig } from '../config/config';
 import { RateLimitRepository } from '../repositories/rate-limit.repository';
-import { TooManyRequests } from './errors';
 
 const WINDOW_MS = 60_000;
 
+/** Where an API key stands in the current window (fixed windows of `windowSeconds`). */
+export interface RateLimitStanding {
+  limit: number;
+  windowSeconds: number;
+  /** Requests left in this window, this one counted (never negative). */
+  remaining: number;
+  /** Seconds until the window ends (rounded up). */
+  resetSeconds: number;
+  /** This request is over the limit. */
+  exceeded: boolean;
+}
+
 /**
- * Per-API-key request limit per minute, announced with the RateLimit header fields
- * (draft-ietf-httpapi-ratelimit-headers: RateLimit-Limit / -Remaining / -Reset and
- * RateLimit-Policy); over the limit, a 429 problem with Retry-After.
+ * Per-API-key request limit per minute (STARLAB_RATE_LIMIT_PER_MINUTE; 0 = off). Counts one
+ * request and says where the key stands; the API announces it in headers and refuses with a 429.
  */
 @Injectable()
 export class RateLimitService {
@@ -18,16 +27,12 @@ export class RateLimitService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async check(keyId: string, response: Response): Promise<void> {
+  /** null: no limit applies (limits off, or the counters cannot be reached: requests are not held back). */
+  async hit(keyId: string): Promise<RateLimitStanding | null> {
     const limit = this.config.rateLimitPerMinute;
-    if (limit === 0) return;
+    if (limit === 0) return null;
     const hit = await this.counters.hit(`key:${keyId}`, WINDOW_MS);
-    if (!hit) return;
-    const resetSeconds = Math.ceil(hit.resetMs / 1000);
-    response.setHeader('RateLimit-Policy', `${limit};w=${WINDOW_MS / 1000}`);
-    response.setHeader('RateLimit-Limit', String(limit));
-    response.setHeader('RateLimit-Remaining', String(Math.max(0, limit - hit.count)));
-    response.setHeader('RateLimit-Reset', String(resetSeconds));
-    if (hit.count > limit) throw new TooManyRequests(`this API key made more than ${limit} requests in a minute; retry in ${resetSeconds} s`, resetSeconds);
+    if (!hit) return null;
+    return { limit, windowSeconds: WINDOW_MS / 1000, remaining: Math.max(0, limit - hit.count), resetSeconds: Math.ceil(hit.resetMs / 1000), exceeded: hit.count > limit };
   }
 }

@@ -1,8 +1,8 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
-import type { CheckpointView, EventsQuery, JobEventView, MetricsQuery, TrajectoriesQuery } from '../api/jobs.dto';
+import type { CheckpointListView, EventsQuery, JobEventListView, JobEventView, MetricSeriesView, MetricsQuery, TrajectoriesQuery, TrajectoryListView } from '../contracts/jobs.dto';
 import { JobRepository } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
-import type { BacktestBody, WarningsQuery } from '../api/warnings.dto';
+import type { BacktestBody, BacktestResultView, WarningListView, WarningsQuery } from '../contracts/warnings.dto';
 import { backtest, collapseStep } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
 import { canRead } from './access';
@@ -24,7 +24,7 @@ export class ResultsService implements OnModuleDestroy {
     private readonly results: ResultsRepository,
   ) {}
 
-  async metrics(principal: Principal, jobId: string, query: MetricsQuery) {
+  async metrics(principal: Principal, jobId: string, query: MetricsQuery): Promise<MetricSeriesView> {
     await this.jobService.readable(principal, jobId);
     if (query.from !== undefined && query.to !== undefined && query.from > query.to) {
       throw new ValidationFailed([{ field: 'query.to', message: 'must be >= query.from' }]);
@@ -39,7 +39,7 @@ export class ResultsService implements OnModuleDestroy {
     };
   }
 
-  async events(principal: Principal, jobId: string, query: EventsQuery) {
+  async events(principal: Principal, jobId: string, query: EventsQuery): Promise<JobEventListView> {
     await this.jobService.readable(principal, jobId);
     const limit = query.limit ?? 200;
     const rows = await this.jobs.eventsAfter(jobId, BigInt(query.after ?? 0), limit + 1);
@@ -84,20 +84,20 @@ export class ResultsService implements OnModuleDestroy {
     this.closing.abort();
   }
 
-  async warnings(principal: Principal, jobId: string, query: WarningsQuery) {
+  async warnings(principal: Principal, jobId: string, query: WarningsQuery): Promise<WarningListView> {
     await this.jobService.readable(principal, jobId);
     const rows = await this.results.warnings(jobId, query.minSeverity);
     return { data: rows.map(({ step, detector, signal, value, threshold, severity, message }) => ({ step, detector, signal, value, threshold, severity, message })) };
   }
 
   /** What the given rules would have said on this job's stored metrics (no retraining). */
-  async backtest(principal: Principal, jobId: string, body: BacktestBody) {
+  async backtest(principal: Principal, jobId: string, body: BacktestBody): Promise<BacktestResultView> {
     await this.jobService.readable(principal, jobId);
     const series = (await this.results.metrics(jobId, undefined, undefined)).map((row) => ({ step: row.step, metrics: row.metrics as Metrics }));
     return { data: backtest(series, body.rules), steps: series.length, collapseStep: collapseStep(series) };
   }
 
-  async trajectories(principal: Principal, jobId: string, query: TrajectoriesQuery) {
+  async trajectories(principal: Principal, jobId: string, query: TrajectoriesQuery): Promise<TrajectoryListView> {
     await this.jobService.readable(principal, jobId);
     if (query.after !== undefined && !/^\d{1,19}$/.test(query.after)) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
     const limit = query.limit ?? 100;
@@ -118,7 +118,7 @@ export class ResultsService implements OnModuleDestroy {
     };
   }
 
-  async checkpoints(principal: Principal, jobId: string): Promise<{ data: CheckpointView[] }> {
+  async checkpoints(principal: Principal, jobId: string): Promise<CheckpointListView> {
     await this.jobService.readable(principal, jobId);
     const rows = await this.results.checkpoints(jobId);
     return { data: rows.map((c) => ({ ...c, createdAt: c.createdAt.toISOString(), downloadUrl: `/v1/checkpoints/${c.id}/download` })) };

@@ -1,6 +1,6 @@
 /**
- * Retries a write while the database is briefly unreachable (DESIGN.md §8), with capped
- * exponential backoff. Gives up after `deadlineMs`, or at once if `abandon()` becomes true.
+ * Retries a write while the database is briefly unreachable (docs/failure-behaviour.md), with
+ * capped exponential backoff. Gives up after `deadlineMs`, or at once if `abandon()` becomes true.
  */
 export async function withRetry<T>(
   operation: () => Promise<T>,

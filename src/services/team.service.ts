@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { CreateTeamBody, TeamView, UpdateTeamBody } from '../api/teams.dto';
+import type { CreateTeamBody, TeamListView, TeamView, UpdateTeamBody } from '../contracts/teams.dto';
 import type { AuditOf } from '../repositories/audit.repository';
 import { TeamRow, UserRepository } from '../repositories/user.repository';
 import { requireAdmin } from './access';
@@ -26,7 +26,7 @@ export class TeamService {
   }
 
   /** Admins: every team; members: their own (if any). */
-  async list(principal: Principal): Promise<{ data: TeamView[] }> {
+  async list(principal: Principal): Promise<TeamListView> {
     if (principal.role === 'admin') return { data: (await this.users.listTeams()).map(toTeamView) };
     const own = principal.teamId ? await this.users.findTeam(principal.teamId) : null;
     return { data: own ? [toTeamView(own)] : [] };

@@ -1,6 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import type { IssuedApiKeyView } from '../api/api-keys.dto';
-import type { CreateUserBody, UpdateUserBody, UserView } from '../api/users.dto';
+import type { CreatedUserView, CreateUserBody, PrincipalView, UpdateUserBody, UserListView, UserView } from '../contracts/users.dto';
 import type { AuditOf } from '../repositories/audit.repository';
 import { ApiKeyRow, UserRepository, UserRow } from '../repositories/user.repository';
 import { canSeeUser, requireAdmin } from './access';
@@ -22,7 +21,7 @@ export class UserService {
   constructor(private readonly users: UserRepository) {}
 
   /** The user and a first API key, whose secret is shown once. */
-  async create(principal: Principal, body: CreateUserBody): Promise<{ user: UserView; apiKey: IssuedApiKeyView }> {
+  async create(principal: Principal, body: CreateUserBody): Promise<CreatedUserView> {
     requireAdmin(principal, 'create users');
     const issued = generateApiKey();
     const created = (await this.users.findUser(body.name))
@@ -47,9 +46,14 @@ export class UserService {
     return { user: toUserView(user), apiKey: toIssuedKeyView(apiKey, issued.key) };
   }
 
-  async list(principal: Principal): Promise<{ data: UserView[] }> {
+  async list(principal: Principal): Promise<UserListView> {
     requireAdmin(principal, 'list users');
     return { data: (await this.users.listUsers()).map(toUserView) };
+  }
+
+  /** Who the caller's API key belongs to. */
+  me(principal: Principal): PrincipalView {
+    return { id: principal.userId, name: principal.name, role: principal.role, teamId: principal.teamId };
   }
 
   /** Admins see anyone; a member only themself (anyone else is a 404). */

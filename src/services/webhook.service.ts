@@ -1,12 +1,13 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import type { CreatedWebhookView, CreateWebhookBody, WebhookDeliveryListView, WebhookListView, WebhookView } from '../contracts/webhooks.dto';
 import { DueDelivery, WebhookRepository } from '../repositories/webhook.repository';
+import { WebhookTransport } from '../repositories/webhook-transport';
 import type { Principal } from './auth.service';
 import { NotFound } from './errors';
 import { isUuid } from './job.service';
 import { newWebhookSecret, signWebhook } from './webhook-signature';
 
-export const WEBHOOK_EVENTS = ['collapse.warning', 'job.succeeded', 'job.failed', 'job.cancelled', 'job.paused', 'webhook.test'] as const;
 /** Attempts before a delivery is given up; delay before attempt n+1 = base × factor[n]. */
 const RETRY_FACTORS = [1, 6, 24, 120, 360, 720];
 const MAX_ATTEMPTS = RETRY_FACTORS.length + 1;
@@ -20,16 +21,17 @@ export class WebhookService implements OnModuleDestroy {
 
   constructor(
     private readonly webhooks: WebhookRepository,
+    private readonly transport: WebhookTransport,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  async create(principal: Principal, body: { url: string; events?: string[] }) {
+  async create(principal: Principal, body: CreateWebhookBody): Promise<CreatedWebhookView> {
     const secret = newWebhookSecret();
     const hook = await this.webhooks.create(principal.userId, body.url, body.events ?? ['collapse.warning'], secret);
     return { ...this.view(hook), secret };
   }
 
-  async list(principal: Principal) {
+  async list(principal: Principal): Promise<WebhookListView> {
     return { data: (await this.webhooks.list(principal.userId)).map((hook) => this.view(hook)) };
   }
 
@@ -48,7 +50,7 @@ export class WebhookService implements OnModuleDestroy {
     return { deliveryId: delivery.id, status: outcome.status, responseStatus: outcome.responseStatus ?? null, error: outcome.lastError ?? null };
   }
 
-  async deliveries(principal: Principal, id: string) {
+  async deliveries(principal: Principal, id: string): Promise<WebhookDeliveryListView> {
     await this.owned(principal, id);
     const rows = await this.webhooks.deliveries(id, 50);
     return { data: rows.map((d) => ({ id: d.id, eventType: d.eventType, status: d.status, attempts: d.attempts, nextAttemptAt: d.nextAttemptAt?.toISOString() ?? null, lastError: d.lastError, createdAt: d.createdAt.toISOString() })) };
@@ -82,8 +84,7 @@ export class WebhookService implements OnModuleDestroy {
     let responseStatus: number | undefined;
     let lastError: string | undefined;
     try {
-      const response = await fetch(delivery.webhook.url, {
-        method: 'POST',
+      const response = await this.transport.post(delivery.webhook.url, {
         headers: {
           'content-type': 'application/json',
           'user-agent': 'StarLab-Webhooks/1',
@@ -92,7 +93,7 @@ export class WebhookService implements OnModuleDestroy {
           'webhook-signature': signWebhook(delivery.webhook.secret, delivery.id, timestamp, body),
         },
         body,
-        signal: AbortSignal.timeout(this.config.webhooks.timeoutMs),
+        timeoutMs: this.config.webhooks.timeoutMs,
       });
       responseStatus = response.status;
       if (!response.ok) lastError = `endpoint answered ${response.status}`;
@@ -113,7 +114,7 @@ export class WebhookService implements OnModuleDestroy {
     return hook;
   }
 
-  private view(hook: { id: string; url: string; events: string[]; active: boolean; createdAt: Date }) {
+  private view(hook: { id: string; url: string; events: string[]; active: boolean; createdAt: Date }): WebhookView {
     return { id: hook.id, url: hook.url, events: hook.events, active: hook.active, createdAt: hook.createdAt.toISOString() };
   }
 }

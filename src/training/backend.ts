@@ -1,6 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 
-/** TensorFlow.js backends in order of preference (DESIGN.md §5 "Backends"). */
+/** TensorFlow.js backends in order of preference (docs/training.md, "Backends"). */
 export const BACKEND_PREFERENCE = ['tfjs-node-gpu', 'tfjs-node', 'wasm', 'cpu'] as const;
 export type BackendName = (typeof BACKEND_PREFERENCE)[number];
 export type BackendChoice = BackendName | 'auto';

@@ -1,7 +1,7 @@
 import { mean } from './algorithms/stats';
 import type { Trajectory } from './rollout/engine';
 
-/** What the service stores per trajectory (DESIGN.md §2 `Trajectory`). */
+/** What the service stores per trajectory (the `Trajectory` table of prisma/schema.prisma). */
 export interface TrajectoryRecord {
   group: number;
   sample: number;

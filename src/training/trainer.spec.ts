@@ -9,8 +9,8 @@ import { Trainer, learningRateScale } from './trainer';
 const tinySpec = (overrides: Record<string, unknown> = {}) =>
   parseJobSpec({
     environment: { id: 'frozenlake', config: { slippery: true } },
-    algorithm: { id: 'starpo-ppo', config: { miniBatches: 2 } },
-    model: { config: { layers: 1, dModel: 16, heads: 2, contextLength: 48 } },
+    algorithm: { id: 'starpo-ppo', config: { miniBatchSize: 4, klCoef: 0.001 } },
+    model: { config: { layers: 1, dModel: 16, heads: 2 } },
     rollout: { groups: 2, groupSize: 4, maxTurns: 2, maxTokensPerTurn: 16, historyTurns: 1 },
     training: { steps: 6, evalEvery: 3, evalEpisodes: 8, checkpointEvery: 3, warmup: { steps: 5, batchSize: 16 } },
     ...overrides,
@@ -77,7 +77,8 @@ describe('Trainer', () => {
       'reward/mean', 'reward/std_in_group', 'reward/std_in_group_kept', 'success/rate', 'success/pass_at_k',
       'entropy/mean', 'grad_norm/actor', 'grad_norm/critic', 'response/length', 'response/think_length',
       'diversity/distinct_ratio', 'diversity/identical_groups', 'loss/policy', 'loss/value', 'clip/fraction_high',
-      'clip/fraction_low', 'kl/ref', 'kl/update', 'filter/kept_ratio', 'eval/success', 'perf/tokens_per_s', 'perf/step_ms',
+      'clip/fraction_low', 'kl/ref', 'kl/update', 'kl/minibatch', 'update/optimiser_steps', 'filter/kept_ratio',
+      'eval/sampled/success', 'perf/tokens_per_s', 'perf/step_ms',
     ]) {
       expect(seen).toContain(name);
     }

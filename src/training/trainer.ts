@@ -8,15 +8,16 @@ import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
 import { Adam } from './policy/adam';
 import { TransformerPolicy } from './policy/policy';
-import { Tokenizer } from './policy/tokenizer';
+import type { Tokenizer } from './policy/tokenizer';
 import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import { TrajectoryRecord, trajectoryRecords } from './records';
-import { ContextBuilder } from './rollout/context';
+import type { ContextBuilder } from './rollout/context';
+import { contextsFor, tokenizerFor } from './episode-io';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
 import { trainingSeed, warmupSeed } from './seeds';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
-import { METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
+import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
@@ -58,7 +59,7 @@ const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const
 const WARMUP_MAX_GRAD_NORM = 1;
 
 /**
- * The StarPO loop (DESIGN.md §5): warm-up and evaluation as step 0, then per step rollout →
+ * The StarPO loop (docs/training.md, "The loop"): warm-up and evaluation as step 0, then per step rollout →
  * filter → advantages → critic/actor update → metrics → callbacks, with evaluation and
  * checkpoints on schedule. Pure library: no service imports; everything leaves via callbacks.
  */
@@ -79,18 +80,19 @@ export class Trainer {
     this.backend = backend;
     const { environment, rollout: r, model, training, algorithm } = spec;
     this.definition = getEnvDefinition(environment.id);
-    this.tokenizer = new Tokenizer(this.definition.vocabulary(environment.config), this.definition.actionNames);
+    this.tokenizer = tokenizerFor(this.definition, spec);
     this.settings = { ...r };
-    this.contexts = new ContextBuilder(this.tokenizer, model.config.contextLength - r.maxTokensPerTurn, r.historyTurns);
+    this.contexts = contextsFor(this.tokenizer, spec);
     const modelConfig = { vocabSize: this.tokenizer.size, ...model.config };
     const actor = new TransformerLM(modelConfig, training.seed, this.tokenizer.forbiddenIds);
     const critic = usesCritic(algorithm.config) ? new TransformerLM(modelConfig, training.seed + 1, this.tokenizer.forbiddenIds) : null;
     const reference = algorithm.config.klCoef > 0 ? new TransformerLM(modelConfig, training.seed + 2, this.tokenizer.forbiddenIds) : null;
+    const { criticLearningRateScale, weightDecay } = algorithm.config;
     this.learner = {
       actor,
-      actorOptimizer: new Adam(actor.namedVariables(), training.learningRate),
+      actorOptimizer: new Adam(actor.namedVariables(), training.learningRate, weightDecay),
       critic,
-      criticOptimizer: critic ? new Adam(critic.namedVariables(), training.learningRate * algorithm.config.criticLearningRateScale) : null,
+      criticOptimizer: critic ? new Adam(critic.namedVariables(), training.learningRate * criticLearningRateScale, weightDecay) : null,
       reference,
     };
     this.monitor = new CollapseMonitor(spec.collapse.rules);
@@ -220,19 +222,35 @@ export class Trainer {
     return { metrics, trajectories };
   }
 
-  /** StarPO-S keeps the groups with the highest in-group reward std (at least one per minibatch). */
+  /**
+   * StarPO-S keeps the groups with the highest in-group reward std (at least one group; for jobs
+   * that count minibatches, at least one trajectory per minibatch).
+   */
   private filterGroups(groups: Trajectory[][]): number[] {
     const config = this.spec.algorithm.config;
     if (config.filter === 'none') return groups.map((_, i) => i);
-    const minGroups = Math.max(1, Math.ceil(config.miniBatches / this.spec.rollout.groupSize));
+    const minGroups = Math.max(1, Math.ceil((config.miniBatches ?? 1) / this.spec.rollout.groupSize));
     return selectGroupsByRewardStd(groups.map((g) => g.map((t) => t.return)), config.filterKeepFraction, minGroups);
   }
 
+  /**
+   * Evaluation on the fixed held-out seeds: at evalTemperature (RAGEN's protocol by default), and
+   * greedily as a second series when asked. Jobs stored before version 2 keep their one series.
+   */
   private evaluationMetrics(step: number): Metrics {
     const { training } = this.spec;
-    const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation));
-    const settings = { ...this.settings, temperature: training.evalTemperature };
-    const result = evaluate(policy, this.definition, this.spec.environment.config, settings, this.tokenizer, this.contexts, training.evalEpisodes);
-    return { [METRIC.evalSuccess]: result.success, [METRIC.evalReturn]: result.meanReturn, [METRIC.evalFormatValid]: result.formatValid };
+    const runs: [EvalProtocol, number][] =
+      this.spec.specVersion === 1
+        ? [['legacy', training.evalTemperature]]
+        : [[training.evalTemperature > 0 ? 'sampled' : 'greedy', training.evalTemperature]];
+    if (this.spec.specVersion === 2 && training.evalGreedy && training.evalTemperature > 0) runs.push(['greedy', 0]);
+    const metrics: Metrics = {};
+    for (const [protocol, temperature] of runs) {
+      const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation));
+      const result = evaluate(policy, this.definition, this.spec.environment.config, { ...this.settings, temperature }, this.tokenizer, this.contexts, training.evalEpisodes);
+      const names = EVAL_METRICS[protocol];
+      Object.assign(metrics, { [names.success]: result.success, [names.return]: result.meanReturn, [names.formatValid]: result.formatValid });
+    }
+    return metrics;
   }
 }

@@ -3,7 +3,7 @@ import { aggregationWeights, tokenLogProbs, weightedTokenSum } from './algorithm
 import { clipByGlobalNorm } from './algorithms/grad';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
-import { PackedBatch, SequenceRow } from './policy/batch';
+import { PackedBatch, SequenceRow, TurnSequence, packTurns } from './policy/batch';
 import { SPECIAL_TOKENS, THOUGHT_TOKENS, Tokenizer } from './policy/tokenizer';
 import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
@@ -14,8 +14,9 @@ import { formatResponse } from './rollout/parse';
 export type ScriptedKind = 'format' | 'demonstrations';
 
 /**
- * Plays scripted episodes and returns every turn as a supervised example, with contexts built
- * exactly as in RL rollouts. `format`: well-formed responses with uniformly random actions —
+ * Plays scripted episodes until `count` turns are collected and returns them as supervised rows,
+ * with contexts built exactly as in RL rollouts and each episode's turns packed into as few rows
+ * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions —
  * format knowledge, no task knowledge (the analogue of an instruct model). `demonstrations`:
  * the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
  * The thought is a few free thought tokens in both cases: no reasoning is taught.
@@ -32,29 +33,34 @@ export function scriptedExamples(
   count: number,
 ): SequenceRow[] {
   const examples: SequenceRow[] = [];
+  let turns = 0;
   const eos = tokenizer.id(SPECIAL_TOKENS.eos);
-  for (let guard = 0; examples.length < count && guard < count * 4; guard++) {
+  for (let guard = 0; turns < count && guard < count * 4; guard++) {
     const env = definition.create(envConfig);
     let observation = env.reset(seeds());
     const history: HistoryTurn[] = [];
+    const episode: TurnSequence[] = [];
     let actionsLeft = settings.maxActionsPerEpisode;
-    for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && examples.length < count; turn++) {
+    for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && turns < count; turn++) {
       const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
       const actions = kind === 'format' ? randomActions(env.actionNames, cap, rng) : expertActions(definition, env, cap, settings.maxTurns - turn);
       if (actions.length === 0) break;
       const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
       const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];
       if (response.length > settings.maxTokensPerTurn) break;
-      examples.push({ context: contexts.build(history, observation), response });
+      episode.push({ context: contexts.build(history, observation, actionsLeft), response });
+      turns++;
       let reward = 0;
+      const leftBefore = actionsLeft;
       for (const action of actions) {
         if (env.done) break;
         reward += env.step(action).reward;
         actionsLeft--;
       }
-      history.push({ observation, responseTokens: response, reward });
+      history.push({ observation, responseTokens: response, reward, actionsLeft: leftBefore });
       observation = env.render();
     }
+    examples.push(...packTurns(episode));
   }
   return examples;
 }

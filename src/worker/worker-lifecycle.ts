@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
-import type { Worker as BullWorker } from 'bullmq';
 import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { QueueRepository, TrainingJobData } from '../repositories/queue.repository';
+import { QueueRepository, TrainingConsumer } from '../repositories/queue.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
-import { JobRunnerService } from '../services/job-runner.service';
+import { JobRunnerService } from './job-runner.service';
 import { BackendName, initBackend } from '../training/backend';
 
 /**
@@ -14,7 +13,7 @@ import { BackendName, initBackend } from '../training/backend';
 @Injectable()
 export class WorkerLifecycle {
   private readonly logger = new Logger(WorkerLifecycle.name);
-  private consumer: BullWorker<TrainingJobData> | null = null;
+  private consumer: TrainingConsumer | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private backend: BackendName | null = null;
 

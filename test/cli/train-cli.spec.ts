@@ -43,7 +43,7 @@ describe('npm run train', () => {
     const lines = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
     const metricLines = lines.filter((l) => l.metrics);
     expect(metricLines.map((l) => l.step)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
-    expect(metricLines[4].metrics).toEqual(expect.objectContaining({ 'reward/mean': expect.any(Number), 'eval/success': expect.any(Number) }));
+    expect(metricLines[4].metrics).toEqual(expect.objectContaining({ 'reward/mean': expect.any(Number), 'eval/sampled/success': expect.any(Number) }));
     expect(lines.filter((l) => l.warnings).map((l) => [l.step, l.warnings[0].detector])).toEqual([[6, 'grad_norm_spike']]);
     expect(result.stderr).toMatch(/step 6 critical grad_norm_spike/);
     expect(result.stderr).toMatch(/done: 8 steps; eval success after warm-up/);

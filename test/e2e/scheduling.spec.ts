@@ -1,7 +1,7 @@
 import { TestStack, tinyJob } from '../support/stack';
 
 /**
- * DESIGN.md §7 step by step: three users, one worker with two slots, a mix of priorities.
+ * docs/scheduling.md step by step: three users, one worker with two slots, a mix of priorities.
  * All jobs are submitted while no worker is online, so the planned order can be read and
  * checked first; then the worker starts and the jobs must start in exactly that order.
  */

@@ -1,6 +1,6 @@
 import { TestStack, tinyJob } from '../support/stack';
 
-/** DESIGN.md §8: a worker killed mid-job; the job resumes from its last checkpoint elsewhere. */
+/** docs/failure-behaviour.md: a worker killed mid-job; the job resumes from its last checkpoint elsewhere. */
 describe('worker failure (real processes)', () => {
   const stack = new TestStack();
 

@@ -3,9 +3,9 @@ import { PrivatePostgres, PrivateRedis } from '../support/servers';
 import { TestStack, tinyJob } from '../support/stack';
 
 /**
- * DESIGN.md §8 against real processes: a server goes away mid-run and comes back, and nothing a
- * user relies on is lost. Every test that stops a server stops one of its own (servers.ts), never
- * the machine's shared Postgres or Redis.
+ * docs/failure-behaviour.md against real processes: a server goes away mid-run and comes back,
+ * and nothing a user relies on is lost. Every test that stops a server stops one of its own
+ * (servers.ts), never the machine's shared Postgres or Redis.
  */
 
 const STEPS = 60;

@@ -8,7 +8,7 @@ import { useTestBackend } from '../support/tf';
  *
  * The collapsing run learns the high arm and then its responses stop parsing for good. Its updates
  * are too large from the start (median KL per step above kl_overshoot's limit by step 5), which is
- * the lead the issue asks for (at least 10 steps); the healthy run's stay well below it.
+ * what gives the lead this test requires (at least 10 steps); the healthy run's stay well below it.
  */
 describe('collapse warnings on real training runs (bench/collapse suite)', () => {
   beforeAll(useTestBackend);

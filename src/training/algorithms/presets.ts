@@ -5,7 +5,8 @@ const int = (minimum: number, maximum: number, description: string) => Type.Inte
 
 /**
  * Every knob of the StarPO family in one flat config; the algorithm ids are presets over it
- * (DESIGN.md §4–5) and any value can be overridden in the job spec's `algorithm.config`.
+ * (docs/training.md, "Algorithms") and any value can be overridden in the job spec's
+ * `algorithm.config`.
  */
 export const AlgorithmConfigSchema = Type.Object(
   {
@@ -26,6 +27,7 @@ export const AlgorithmConfigSchema = Type.Object(
     valueClip: num(0, 100, 'value-loss clipping range around the old values'),
     valueCoef: num(0, 100, 'scale of the critic loss'),
     criticLearningRateScale: num(0.01, 100, 'critic learning rate as a multiple of training.learningRate'),
+    weightDecay: num(0, 1, 'decoupled weight decay λ of AdamW, actor and critic (0: Adam)'),
     filter: Type.Union([Type.Literal('none'), Type.Literal('std-top')], {
       description: 'std-top: StarPO-S variance filter keeping the groups with the highest in-group reward std',
     }),
@@ -34,7 +36,8 @@ export const AlgorithmConfigSchema = Type.Object(
       description: 'token-mean per trajectory then mean over trajectories, or mean over all tokens',
     }),
     epochs: int(1, 8, 'PPO epochs over each batch of fresh rollouts'),
-    miniBatches: int(1, 32, 'minibatches per epoch (each one optimiser step)'),
+    miniBatchSize: int(1, 1024, 'trajectories per minibatch, each one optimiser step; a remainder makes a last, smaller one'),
+    miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
   },
   { additionalProperties: false },
@@ -51,27 +54,35 @@ const STARPO_BASE: AlgorithmConfig = {
   clipHigh: 0.2,
   dualClip: 3,
   entropyCoef: 0.001,
-  klCoef: 0.001,
+  klCoef: 0,
   valueClip: 0.5,
   valueCoef: 1,
-  criticLearningRateScale: 1,
+  criticLearningRateScale: 10,
+  weightDecay: 0.01,
   filter: 'none',
   filterKeepFraction: 1,
   lossAggregation: 'seq-mean-token-mean',
   epochs: 1,
-  miniBatches: 1,
+  miniBatchSize: 32,
   maxGradNorm: 1,
 };
 
 /** StarPO-S: variance filter (top 25%), clip-higher 0.2/0.28, no KL (RAGEN §4). */
 const STARPO_S: Partial<AlgorithmConfig> = { filter: 'std-top', filterKeepFraction: 0.25, clipHigh: 0.28, klCoef: 0 };
-const GRPO: Partial<AlgorithmConfig> = { advantage: 'grpo', whitenAdvantages: false };
+/** RAGEN's GRPO runs keep veRL's k1 KL loss at 0.001; its PPO runs have none. */
+const GRPO: Partial<AlgorithmConfig> = { advantage: 'grpo', whitenAdvantages: false, klCoef: 0.001 };
 
+/**
+ * RAGEN's runs as presets (its base config over veRL): one epoch over fresh rollouts in
+ * minibatches of 32 trajectories (4 optimiser steps on 8×16 rollouts, 1 after StarPO-S's filter),
+ * γ = λ = 1, dual clip 3, entropy bonus 0.001, AdamW with weight decay 0.01 and the critic at 10×
+ * the actor's learning rate.
+ */
 export const ALGORITHM_PRESETS = {
-  'starpo-ppo': { description: 'StarPO with a PPO critic (GAE), no filtering, KL 0.001', config: { ...STARPO_BASE } },
-  'starpo-grpo': { description: 'StarPO with GRPO group normalisation, no critic', config: { ...STARPO_BASE, ...GRPO } },
+  'starpo-ppo': { description: 'StarPO with a PPO critic (GAE), no filtering, no KL (RAGEN’s PPO runs)', config: { ...STARPO_BASE } },
+  'starpo-grpo': { description: 'StarPO with GRPO group normalisation, no critic, k1 KL 0.001 (RAGEN’s GRPO runs)', config: { ...STARPO_BASE, ...GRPO } },
   'starpo-s': { description: 'StarPO-S: std filter top 25%, PPO critic, clip-higher 0.2/0.28, no KL', config: { ...STARPO_BASE, ...STARPO_S } },
-  'starpo-s-grpo': { description: 'StarPO-S with GRPO advantages instead of a critic', config: { ...STARPO_BASE, ...STARPO_S, ...GRPO } },
+  'starpo-s-grpo': { description: 'StarPO-S with GRPO advantages instead of a critic, no KL', config: { ...STARPO_BASE, ...GRPO, ...STARPO_S } },
 } satisfies Record<string, { description: string; config: AlgorithmConfig }>;
 
 export type AlgorithmId = keyof typeof ALGORITHM_PRESETS;

@@ -65,6 +65,8 @@ describe('environment registry', () => {
         expect(definition.actionNames).toEqual(expect.arrayContaining([...env.actionNames]));
         for (let step = 0; step < 10 && !env.done; step++) frames.push(env.step(rng.pick(env.actionNames)).observation);
         untokenizable.push(...frames.filter((frame) => tokenize(frame, vocabulary) === null));
+        const longest = Math.max(...frames.map((frame) => tokenize(frame.replace(/\n$/, ''), vocabulary)?.length ?? 0));
+        expect(longest).toBeLessThanOrEqual(definition.observationTokens({ ...definition.defaults, ...config }));
       }
     }
     expect(untokenizable).toEqual([]);

@@ -38,6 +38,8 @@ const bandit: EnvDefinition<BanditConfig> = {
   actionNames: BANDIT_ARM_NAMES,
   rolloutDefaults: { maxTurns: 1, maxActionsPerTurn: 1, maxActionsPerEpisode: 1 },
   vocabulary: () => BANDIT_VOCABULARY,
+  // "Arms: <name> <name>"
+  observationTokens: () => 4,
 };
 
 const sokoban: EnvDefinition<SokobanConfig> = {
@@ -50,6 +52,8 @@ const sokoban: EnvDefinition<SokobanConfig> = {
   expert: sokobanExpert,
   actionNames: GRID_ACTIONS,
   vocabulary: () => SOKOBAN_VOCABULARY,
+  // The grid's cells and a newline between rows.
+  observationTokens: (config) => config.height * config.width + config.height - 1,
 };
 
 const frozenlake: EnvDefinition<FrozenLakeConfig> = {
@@ -61,6 +65,7 @@ const frozenlake: EnvDefinition<FrozenLakeConfig> = {
   expert: frozenLakeExpert,
   actionNames: GRID_ACTIONS,
   vocabulary: () => FROZEN_LAKE_VOCABULARY,
+  observationTokens: (config) => config.size * config.size + config.size - 1,
 };
 
 /**

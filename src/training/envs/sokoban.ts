@@ -3,6 +3,7 @@ import { Rng } from '../random';
 import { EnvNotResetError, EpisodeDoneError, invalidActionResult, matchAction, resolveEnvConfig } from './common';
 import { GRID_ACTIONS } from './grid';
 import { generateSokobanRoom } from './sokoban-generator';
+import { generateHardSokobanRoom } from './sokoban-generator-hard';
 import {
   boxesOnTargets,
   isSolved,
@@ -25,12 +26,23 @@ export const SokobanConfigSchema = Type.Object(
       Type.Integer({ default: 6, minimum: 5, maximum: 10, description: 'Room height, outer walls included' }),
     ),
     boxes: Type.Optional(Type.Integer({ default: 1, minimum: 1, maximum: 3, description: 'Boxes (and targets)' })),
+    difficulty: Type.Optional(
+      Type.Union([Type.Literal('ragen'), Type.Literal('hard')], {
+        default: 'ragen',
+        description:
+          "ragen: RAGEN's generator (box pulled farthest from its target, then 1–3 random player steps; mean optimal " +
+          'solution ≈ 4 moves, ~11% one-move rooms); hard: optimal solution length drawn uniformly in 2..reverseSteps',
+      }),
+    ),
+    searchDepth: Type.Optional(
+      Type.Integer({ default: 300, minimum: 10, maximum: 300, description: "ragen rooms: depth limit of the reverse-play search (RAGEN's search_depth)" }),
+    ),
     reverseSteps: Type.Optional(
       Type.Integer({
         default: 8,
         minimum: 2,
         maximum: 20,
-        description: 'Depth of the reverse play that generates a room = longest optimal solution in moves',
+        description: 'hard rooms: depth of the reverse play = longest optimal solution in moves',
       }),
     ),
   },
@@ -40,8 +52,8 @@ export const SokobanConfigSchema = Type.Object(
 /** A complete Sokoban config (every field resolved). */
 export type SokobanConfig = Required<Static<typeof SokobanConfigSchema>>;
 
-/** RAGEN's default room: 6×6 with walls, 1 box, solutions of at most 8 moves. */
-export const SOKOBAN_DEFAULTS: SokobanConfig = { width: 6, height: 6, boxes: 1, reverseSteps: 8 };
+/** RAGEN's default room (its SimpleSokoban): 6×6 with walls, 1 box, RAGEN's generator. */
+export const SOKOBAN_DEFAULTS: SokobanConfig = { width: 6, height: 6, boxes: 1, difficulty: 'ragen', searchDepth: 300, reverseSteps: 8 };
 
 /** gym-sokoban's rewards, as RAGEN uses them. */
 export const SOKOBAN_REWARDS = { step: -0.1, boxOnTarget: 1, boxOffTarget: -1, solved: 10 } as const;
@@ -52,7 +64,8 @@ const ROOM_STREAM = 301;
  * Sokoban as in RAGEN (gym-sokoban's rules and rewards, text observations): push every box onto
  * a target. Each action costs −0.1 (also when nothing moves); a box pushed onto a target +1, off
  * a target −1; all boxes on targets +10 and the episode ends with success. Rooms come from the
- * seed by reverse play (`generateSokobanRoom`), so every room is solvable.
+ * seed by reverse play (RAGEN's `generateSokobanRoom` by default, or `generateHardSokobanRoom`),
+ * so every room is solvable.
  *
  * render(): rows of `# _ O X √ P S` joined by "\n". No dynamics randomness: the seed only picks
  * the room. `step()` after the episode ended throws `EpisodeDoneError`; an unknown action is not
@@ -81,7 +94,8 @@ export class SokobanEnv implements Env {
   }
 
   reset(seed: number): string {
-    this.room = generateSokobanRoom(this.config, new Rng(seed, ROOM_STREAM));
+    const rng = new Rng(seed, ROOM_STREAM);
+    this.room = this.config.difficulty === 'hard' ? generateHardSokobanRoom(this.config, rng) : generateSokobanRoom(this.config, rng);
     return this.render();
   }
 

@@ -69,4 +69,6 @@ export interface EnvDefinition<C = Record<string, unknown>> {
   rolloutDefaults?: Readonly<Record<string, number | boolean>>;
   /** Union of the vocabulary of every config (so a model can be built before the env). */
   vocabulary(config: C): readonly string[];
+  /** Most tokens one observation of this config can take (sizes the default context window). */
+  observationTokens(config: C): number;
 }

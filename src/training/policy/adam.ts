@@ -7,10 +7,12 @@ export interface AdamState {
 }
 
 /**
- * Adam (Kingma & Ba 2015) over named variables, written out rather than using tf.train.adam so
- * that its state has stable names and round-trips exactly through a checkpoint:
- *   m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²;  θ ← θ − lr · m̂ / (√v̂ + ε)
- * with bias corrections m̂ = m/(1−β1^t), v̂ = v/(1−β2^t).
+ * AdamW (Loshchilov & Hutter 2019; Adam of Kingma & Ba 2015 with decoupled weight decay) over
+ * named variables, written out rather than using tf.train.adam so that its state has stable names
+ * and round-trips exactly through a checkpoint. As PyTorch's AdamW, which veRL (and so RAGEN)
+ * trains actor and critic with:
+ *   θ ← θ·(1 − lr·λ);  m ← β1 m + (1−β1) g;  v ← β2 v + (1−β2) g²;  θ ← θ − lr · m̂ / (√v̂ + ε)
+ * with bias corrections m̂ = m/(1−β1^t), v̂ = v/(1−β2^t). With λ = 0 it is plain Adam.
  */
 export class Adam {
   private step = 0;
@@ -20,13 +22,18 @@ export class Adam {
   constructor(
     private readonly parameters: readonly [string, tf.Variable][],
     public learningRate: number,
+    /** λ, the decoupled weight decay (0: Adam). */
+    private readonly weightDecay = 0,
     private readonly beta1 = 0.9,
     private readonly beta2 = 0.999,
     private readonly epsilon = 1e-8,
   ) {
     for (const [name, variable] of parameters) {
-      this.m.set(name, tf.variable(tf.zerosLike(variable), false));
-      this.v.set(name, tf.variable(tf.zerosLike(variable), false));
+      // tf.variable copies its initial value: the zeros would otherwise stay allocated.
+      const zeros = tf.zerosLike(variable);
+      this.m.set(name, tf.variable(zeros, false));
+      this.v.set(name, tf.variable(zeros, false));
+      zeros.dispose();
     }
   }
 
@@ -44,7 +51,8 @@ export class Adam {
         m.assign(tf.add(tf.mul(m, this.beta1), tf.mul(g, 1 - this.beta1)));
         v.assign(tf.add(tf.mul(v, this.beta2), tf.mul(tf.square(g), 1 - this.beta2)));
         const update = tf.div(tf.div(m, correction1), tf.add(tf.sqrt(tf.div(v, correction2)), this.epsilon));
-        variable.assign(tf.sub(variable, tf.mul(update, this.learningRate)));
+        const decayed = this.weightDecay > 0 ? tf.mul(variable, 1 - this.learningRate * this.weightDecay) : variable;
+        variable.assign(tf.sub(decayed, tf.mul(update, this.learningRate)));
       }
     });
   }

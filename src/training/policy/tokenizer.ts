@@ -1,11 +1,12 @@
 /**
  * Word-level tokenizer over an environment's closed text vocabulary.
  *
- * The vocabulary is: structural specials, the response-format tags of DESIGN.md §5
- * (`<think>`, `</think>`, `<answer>`, `</answer>`, the `||` action separator), a few free
- * "thought" tokens the policy may fill its reasoning with, reward markers for the history, and
- * the environment's own observation symbols and action names. Text is split by longest match,
- * ignoring spaces; "\n" is a token of its own so grid rows stay visible.
+ * The vocabulary is: structural specials, the response-format tags (`<think>`, `</think>`,
+ * `<answer>`, `</answer>`, the `||` action separator; see docs/training.md), a few free
+ * "thought" tokens the policy may fill its reasoning with, reward-sign markers of the legacy
+ * history, the environment's own observation symbols and action names, and (with RAGEN's
+ * history) the tokens that write the numeric reward and the actions left. Text is split by
+ * longest match, ignoring spaces; "\n" is a token of its own so grid rows stay visible.
  */
 export const SPECIAL_TOKENS = {
   pad: '<pad>',
@@ -19,6 +20,14 @@ export const SPECIAL_TOKENS = {
 export const FORMAT_TOKENS = ['<think>', '</think>', '<answer>', '</answer>', '||'] as const;
 /** Reward of the previous turn as a coarse sign, so the history says how a turn went. */
 export const REWARD_TOKENS = { positive: '<r+>', zero: '<r0>', negative: '<r->' } as const;
+/**
+ * RAGEN's history writes each turn's numeric reward and the actions left: a marker, then the
+ * number digit by digit ("-0.3" is `-`, `0`, `.`, `3`). These tokens are context only: the
+ * policy never emits them.
+ */
+export const HISTORY_TOKENS = { actionsLeft: '<left>', reward: '<rwd>' } as const;
+export const DIGIT_TOKENS = ['0', '1', '2', '3', '4', '5', '6', '7', '8', '9', '-', '.'] as const;
+export const NUMBER_HISTORY_TOKENS: readonly string[] = [...Object.values(HISTORY_TOKENS), ...DIGIT_TOKENS];
 export const THOUGHT_TOKEN_COUNT = 8;
 export const THOUGHT_TOKENS = Array.from({ length: THOUGHT_TOKEN_COUNT }, (_, i) => `t${i}`);
 export const NEWLINE = '\n';
@@ -28,10 +37,11 @@ export class Tokenizer {
   private readonly ids = new Map<string, number>();
   /** Candidate tokens by first character, longest first. */
   private readonly byFirstChar = new Map<string, string[]>();
-  /** Ids the policy must never emit: padding, sequence start, unknown. */
+  /** Ids the policy must never emit: padding, sequence start, unknown, context-only history tokens. */
   readonly forbiddenIds: readonly number[];
 
-  constructor(envVocabulary: readonly string[], actionNames: readonly string[]) {
+  /** `extraTokens` are appended last (the numeric-history tokens), so older vocabularies keep their ids. */
+  constructor(envVocabulary: readonly string[], actionNames: readonly string[], extraTokens: readonly string[] = []) {
     const all = [
       ...Object.values(SPECIAL_TOKENS),
       ...FORMAT_TOKENS,
@@ -40,6 +50,7 @@ export class Tokenizer {
       NEWLINE,
       ...envVocabulary,
       ...actionNames,
+      ...extraTokens,
     ];
     const unique: string[] = [];
     for (const token of all) {
@@ -58,7 +69,8 @@ export class Tokenizer {
       this.byFirstChar.set(token[0], list);
     }
     for (const list of this.byFirstChar.values()) list.sort((a, b) => b.length - a.length);
-    this.forbiddenIds = [SPECIAL_TOKENS.pad, SPECIAL_TOKENS.bos, SPECIAL_TOKENS.unk].map((t) => this.id(t));
+    const contextOnly = NUMBER_HISTORY_TOKENS.filter((t) => this.ids.has(t));
+    this.forbiddenIds = [SPECIAL_TOKENS.pad, SPECIAL_TOKENS.bos, SPECIAL_TOKENS.unk, ...contextOnly].map((t) => this.id(t));
   }
 
   get size(): number {

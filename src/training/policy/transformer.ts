@@ -64,7 +64,7 @@ interface Layer {
  * Autoregressive transformer language model with a scalar value head (the PPO critic reads the
  * same trunk shape). Written with raw ops rather than tf.layers so that generation can keep a
  * KV cache, and with one-hot × matMul instead of gather because the wasm backend has no gather
- * gradient (STACK.md).
+ * gradient (docs/training.md, "Backends").
  */
 export class TransformerLM {
   readonly config: TransformerConfig;
@@ -132,6 +132,19 @@ export class TransformerLM {
 
   parameterCount(): number {
     return this.trainableVariables().reduce((n, v) => n + v.size, 0);
+  }
+
+  /**
+   * Rough count of the floats a forward pass over `rows` rows of `length` tokens keeps alive
+   * (twice that with gradients): per layer the residual-width tensors, the feed-forward hidden
+   * layer and the H·T² attention scores, plus the vocabulary-wide logits. It only has to rank
+   * chunk sizes, so the constants are generous rather than exact.
+   */
+  activationFloats(rows: number, length: number, withGradients: boolean): number {
+    const { layers, dModel: d, heads, ffnMultiplier, vocabSize } = this.config;
+    const perLayer = length * (20 * d + 2 * ffnMultiplier * d) + 3 * heads * length * length;
+    const forward = rows * (layers * perLayer + 6 * length * vocabSize);
+    return withGradients ? 2 * forward : forward;
   }
 
   /** Copies every weight from a model of the same shape (reference policy, critic init). */

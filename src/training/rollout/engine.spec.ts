@@ -1,6 +1,6 @@
 import type { Env, StepResult } from '../envs/types';
 import type { Generation } from '../policy/generate';
-import { Tokenizer } from '../policy/tokenizer';
+import { NUMBER_HISTORY_TOKENS, Tokenizer } from '../policy/tokenizer';
 import { ContextBuilder } from './context';
 import { ResponsePolicy, RolloutSettings, rollout } from './engine';
 
@@ -59,7 +59,7 @@ class ScriptedPolicy implements ResponsePolicy {
 }
 
 describe('rollout', () => {
-  const tokenizer = new Tokenizer(['P', '_'], ['Left', 'Right']);
+  const tokenizer = new Tokenizer(['P', '_'], ['Left', 'Right'], NUMBER_HISTORY_TOKENS);
   const settings: RolloutSettings = {
     maxTurns: 3,
     maxActionsPerTurn: 2,
@@ -112,13 +112,13 @@ describe('rollout', () => {
     expect(trajectory.terminated).toBe(false);
   });
 
-  it('conditions each turn on the history (observation, response, reward sign)', () => {
+  it('conditions each turn on the history (observation, actions left, response, reward)', () => {
     const seen: string[] = [];
     const policy = new ScriptedPolicy(tokenizer, (turn, prompt) => {
       seen.push(tokenizer.decode([...prompt]));
       return '<answer> Left </answer>';
     });
     rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
-    expect(seen[1]).toBe('<bos> <obs> P _ _ _ <resp> <answer> Left </answer> <r0> <obs> P _ _ _ <resp>');
+    expect(seen[1]).toBe('<bos> <obs> P _ _ _ <left> 3 <resp> <answer> Left </answer> <eos> <rwd> 0 <obs> P _ _ _ <left> 2 <resp>');
   });
 });

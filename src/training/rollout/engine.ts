@@ -65,7 +65,7 @@ interface LiveEpisode {
 
 /**
  * Plays every requested episode for up to `maxTurns` turns, batching one policy call per turn
- * over all episodes still running (DESIGN.md §5 "Turns and parsing"). A turn parses the
+ * over all episodes still running (docs/training.md, "Turns and parsing"). A turn parses the
  * response, executes at most `maxActionsPerTurn` actions (and never more than
  * `maxActionsPerEpisode` in the episode), and scores env rewards plus the format penalty.
  */
@@ -101,7 +101,7 @@ export function rollout(
   for (let turn = 0; turn < settings.maxTurns; turn++) {
     const live = episodes.filter((e) => !e.ended);
     if (live.length === 0) break;
-    const prompts = live.map((e) => contexts.build(e.history, e.observation));
+    const prompts = live.map((e) => contexts.build(e.history, e.observation, actionsLeft(e, settings)));
     const responses = policy.respond(prompts, settings.temperature, settings.maxTokensPerTurn);
     live.forEach((episode, i) => {
       const response = responses[i];
@@ -112,8 +112,13 @@ export function rollout(
   return episodes.map((e) => e.trajectory);
 }
 
+function actionsLeft(episode: LiveEpisode, settings: RolloutSettings): number {
+  return settings.maxActionsPerEpisode - episode.trajectory.actionCount;
+}
+
 function playTurn(episode: LiveEpisode, context: number[], response: Generation, text: string, settings: RolloutSettings): void {
   const { env, trajectory } = episode;
+  const leftBefore = actionsLeft(episode, settings);
   const parsed = parseResponse(text, settings.think);
   const executed: string[] = [];
   let invalidActions = 0;
@@ -136,7 +141,7 @@ function playTurn(episode: LiveEpisode, context: number[], response: Generation,
   trajectory.turns.push({ observation: observationBefore, context, response, text, parsed, executed, invalidActions, envReward, penalised, reward });
   trajectory.return += reward;
   if (penalised) trajectory.formatErrors++;
-  episode.history.push({ observation: observationBefore, responseTokens: response.tokens, reward });
+  episode.history.push({ observation: observationBefore, responseTokens: response.tokens, reward, actionsLeft: leftBefore });
   episode.observation = env.render();
   trajectory.terminated = env.done;
   episode.ended = env.done || trajectory.actionCount >= settings.maxActionsPerEpisode;

@@ -1,4 +1,4 @@
-/** A response split into its reasoning and its actions (DESIGN.md §5 "Turns and parsing"). */
+/** A response split into its reasoning and its actions (docs/training.md, "Turns and parsing"). */
 export interface ParsedResponse {
   /** The whole response matched the required format and the answer named at least one action. */
   formatValid: boolean;

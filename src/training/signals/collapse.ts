@@ -127,7 +127,7 @@ export interface MonitorState {
 const ema = (previous: number | undefined, value: number, window: number) => (previous === undefined ? value : previous + (2 / (window + 1)) * (value - previous));
 
 /**
- * Watches the step metrics of one run and turns them into collapse warnings (DESIGN.md §6).
+ * Watches the step metrics of one run and turns them into collapse warnings (docs/training.md, "Signals").
  * Each detector warns once when its condition starts to hold and re-arms when it clears.
  */
 export class CollapseMonitor {
@@ -290,7 +290,7 @@ export function backtest(series: readonly { step: number; metrics: Metrics }[], 
 }
 
 /**
- * The collapse step of a run for evaluating detectors (DESIGN.md §6): the first step at which
+ * The collapse step of a run for evaluating detectors (bench/collapse): the first step at which
  * smoothed success falls below half of its running peak, after having risen: the peak must be
  * at least `minPeak` and at least `minRise` above where smoothed success started. A run that only
  * declines from its first step never learned anything to collapse from (in bench/collapse such

@@ -2,7 +2,7 @@ import { mean, unbiasedStd } from '../algorithms/stats';
 import { passAtK } from '../algorithms/groupFilters';
 import type { Trajectory } from '../rollout/engine';
 
-/** Canonical metric names (DESIGN.md §6), so producers and readers cannot drift apart. */
+/** Canonical metric names (docs/training.md, "Signals"), so producers and readers cannot drift apart. */
 export const METRIC = {
   rewardMean: 'reward/mean',
   rewardStdInGroup: 'reward/std_in_group',
@@ -26,8 +26,11 @@ export const METRIC = {
   klRef: 'kl/ref',
   /** KL(π_before ‖ π_after) of a step's update per response token (k3): how far one step moved the policy. */
   klUpdate: 'kl/update',
+  /** k3 KL between the sampling policy and the policy each minibatch trains, averaged over minibatches: 0 with one minibatch. */
+  klMinibatch: 'kl/minibatch',
+  /** Optimiser steps the update took (minibatches × epochs). */
+  optimiserSteps: 'update/optimiser_steps',
   filterKeptRatio: 'filter/kept_ratio',
-  evalSuccess: 'eval/success',
   tokensPerSecond: 'perf/tokens_per_s',
   stepMs: 'perf/step_ms',
   rolloutMs: 'perf/rollout_ms',
@@ -36,12 +39,29 @@ export const METRIC = {
   episodeTurns: 'episode/turns',
   episodeActions: 'episode/actions',
   explainedVariance: 'value/explained_variance',
-  evalReturn: 'eval/return',
-  evalFormatValid: 'eval/format_valid',
   warmupLoss: 'warmup/loss',
 } as const;
 
 export type Metrics = Record<string, number>;
+
+/**
+ * How an evaluation was played, which its series' names say so that two protocols never share a
+ * series: `sampled` at the job's evalTemperature (RAGEN's 0.5 by default), `greedy` at 0, and
+ * `legacy` the single `eval/*` series of jobs stored before version 2 (greedy unless they set a
+ * temperature).
+ */
+export type EvalProtocol = 'sampled' | 'greedy' | 'legacy';
+
+export const EVAL_METRICS: Readonly<Record<EvalProtocol, { success: string; return: string; formatValid: string }>> = {
+  sampled: { success: 'eval/sampled/success', return: 'eval/sampled/return', formatValid: 'eval/sampled/format_valid' },
+  greedy: { success: 'eval/greedy/success', return: 'eval/greedy/return', formatValid: 'eval/greedy/format_valid' },
+  legacy: { success: 'eval/success', return: 'eval/return', formatValid: 'eval/format_valid' },
+};
+
+/** The evaluation success of a step's metrics, if it was evaluated: sampled first, then greedy, then legacy. */
+export function evalSuccessOf(metrics: Readonly<Metrics>): number | undefined {
+  return metrics[EVAL_METRICS.sampled.success] ?? metrics[EVAL_METRICS.greedy.success] ?? metrics[EVAL_METRICS.legacy.success];
+}
 
 /** Trajectories of one step arranged by group (same initial state within a group). */
 export function byGroup(trajectories: readonly Trajectory[]): Trajectory[][] {
@@ -60,7 +80,7 @@ export function responseSignature(trajectory: Trajectory): string {
 }
 
 /**
- * Rollout signals of one step (DESIGN.md §6): rewards and in-group reward std before and after
+ * Rollout signals of one step (docs/training.md, "Signals"): rewards and in-group reward std before and after
  * filtering, success and pass@k, token entropy, response lengths, diversity within groups.
  */
 export function rolloutMetrics(groups: readonly Trajectory[][], keptGroups: readonly number[], thinkTokenIds: { open: number; close: number }): Metrics {

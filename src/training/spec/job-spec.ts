@@ -1,5 +1,6 @@
 import { Static, TSchema, Type } from '@sinclair/typebox';
 import { ALGORITHM_IDS } from '../algorithms/presets';
+import { ENVIRONMENTS } from '../envs/registry';
 import { CollapseRuleSchema } from '../signals/collapse';
 
 const num = (minimum: number, maximum: number, fallback: number, description: string) =>
@@ -19,7 +20,13 @@ export const ModelConfigSchema = Type.Object(
     dModel: int(16, 256, 64, 'width of the residual stream (multiple of heads)'),
     heads: int(1, 8, 2, 'attention heads'),
     ffnMultiplier: int(1, 8, 4, 'feed-forward width as a multiple of dModel'),
-    contextLength: int(32, 512, 128, 'positions the model attends over: history + observation + response'),
+    contextLength: Type.Optional(
+      Type.Integer({
+        minimum: 32,
+        maximum: 512,
+        description: 'positions the model attends over: history + observation + response. Default: a whole episode under the rollout budget (at most 512); longer episodes drop their oldest turns',
+      }),
+    ),
     rope: bool(true, 'rotary position embeddings besides the learned ones (relative offsets, e.g. grid neighbours)'),
   },
   strict,
@@ -36,6 +43,12 @@ export const RolloutSchema = Type.Object(
     maxTokensPerTurn: int(4, 128, 32, 'tokens generated per turn at most'),
     think: bool(true, 'responses carry <think>…</think> before <answer>…</answer>'),
     historyTurns: int(0, 20, 20, 'past turns shown to the policy at most (then cut to the context window)'),
+    historyFormat: Type.Optional(
+      Type.Union([Type.Literal('ragen'), Type.Literal('sign')], {
+        default: 'ragen',
+        description: "ragen: each past turn with its actions left, whole response and numeric reward, as RAGEN's context manager; sign: only the reward's sign (jobs stored before the ragen history)",
+      }),
+    ),
     formatPenalty: num(-10, 0, -0.1, 'reward added to a turn with a malformed response or an invalid action'),
   },
   strict,
@@ -68,8 +81,9 @@ export const TrainingSchema = Type.Object(
       }),
     ),
     evalEvery: int(0, 10000, 10, 'evaluate every N steps (0: after the warm-up and at the end only)'),
-    evalEpisodes: int(1, 1024, 128, 'evaluation episodes on fixed held-out seeds'),
-    evalTemperature: num(0, 2, 0, 'sampling temperature of evaluation (0 = greedy)'),
+    evalEpisodes: int(1, 1024, 256, "evaluation episodes, one per fixed held-out seed (RAGEN's 256)"),
+    evalTemperature: num(0, 2, 0.5, "sampling temperature of evaluation (RAGEN's 0.5; 0 = greedy): series eval/sampled/* (eval/greedy/* at 0)"),
+    evalGreedy: bool(false, 'also evaluate greedily on the same seeds, as the separate series eval/greedy/*'),
     checkpointEvery: int(0, 10000, 20, 'checkpoint every N steps (0: at the end only)'),
     trajectoryTextSample: int(0, 1024, 8, 'trajectories per step whose full transcript is kept'),
     warmup: section(WarmupSchema),
@@ -100,12 +114,21 @@ export const CollapseSchema = Type.Object(
   strict,
 );
 
+/** The spec layout this code writes; 1 is how jobs stored before version 2 are read back. */
+export const SPEC_VERSION = 2;
+
 export const JobSpecSchema = Type.Object(
   {
+    specVersion: Type.Optional(
+      Type.Union([Type.Literal(1), Type.Literal(2)], {
+        default: SPEC_VERSION,
+        description: '2 (the default). 1 runs a complete resolved spec of a job stored before version 2 as it ran then (sign history, minibatches by count, Adam, hard Sokoban rooms, eval/success)',
+      }),
+    ),
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: '^[A-Za-z0-9][A-Za-z0-9._ -]*$' })),
     environment: Type.Object(
       {
-        id: Type.String({ minLength: 1, maxLength: 64, description: 'environment id (GET /v1/environments)' }),
+        id: Type.Union(Object.keys(ENVIRONMENTS).map((id) => Type.Literal(id)), { description: 'environment id (GET /v1/environments)' }),
         config: Type.Optional(Type.Object({}, { additionalProperties: true, default: {} })),
       },
       { additionalProperties: false },
@@ -145,6 +168,7 @@ export const JobSpecSchema = Type.Object(
 
 export type JobSpecInput = Static<typeof JobSpecSchema>;
 export type ModelConfig = Required<Static<typeof ModelConfigSchema>>;
+export type SpecVersion = 1 | 2;
 export type RolloutConfig = Required<Static<typeof RolloutSchema>>;
 export type WarmupConfig = Required<Static<typeof WarmupSchema>>;
 export type TrainingConfig = Required<Omit<Static<typeof TrainingSchema>, 'warmup'>> & { warmup: WarmupConfig };

@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SpecValidationError } from './errors';
-import { parseJobSpec } from './validate';
+import { parseJobSpec, parseStoredJobSpec } from './validate';
 
 function errorsOf(raw: unknown): Record<string, string> {
   try {
@@ -12,15 +14,54 @@ function errorsOf(raw: unknown): Record<string, string> {
 }
 
 describe('parseJobSpec', () => {
-  it('needs only environment.id and algorithm.id and fills every default', () => {
+  it('needs only environment.id and algorithm.id and fills every default: RAGEN’s protocol and the measured recipe', () => {
     const spec = parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' } });
+    expect(spec.specVersion).toBe(2);
     expect(spec.name).toBe('frozenlake-starpo-s');
     expect(spec.environment.config).toEqual({ size: 4, frozenProb: 0.8, slippery: true });
-    expect(spec.model.config).toEqual({ layers: 2, dModel: 64, heads: 2, ffnMultiplier: 4, contextLength: 128, rope: true });
-    expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 32, think: true });
-    expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, evalEvery: 10, evalEpisodes: 128, checkpointEvery: 20 });
+    // The context holds a whole episode: 5 turns of <obs> + 19 grid tokens + <left> + 2 digits
+    // + <resp> + 16 response tokens + <rwd> + up to 6 reward tokens, after <bos>.
+    expect(spec.model.config).toEqual({ layers: 2, dModel: 32, heads: 2, ffnMultiplier: 4, contextLength: 1 + 5 * (1 + 19 + 1 + 2 + 1 + 16 + 1 + 6), rope: true });
+    expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 16, think: false, historyFormat: 'ragen' });
+    expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, lrSchedule: 'cosine', evalEvery: 10, evalEpisodes: 256, evalTemperature: 0.5, evalGreedy: false, checkpointEvery: 20 });
     expect(spec.training.warmup.kind).toBe('demonstrations');
+    expect(spec.algorithm.config).toMatchObject({ miniBatchSize: 32, criticLearningRateScale: 10, weightDecay: 0.01, klCoef: 0, entropyCoef: 0.001 });
+    expect(spec.algorithm.config.miniBatches).toBeUndefined();
     expect(spec.collapse).toEqual({ action: 'warn', rules: [], rollback: { learningRateScale: 0.5, maxRollbacks: 3 } });
+    expect(parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ difficulty: 'ragen' });
+  });
+
+  it('lets the job’s own values win over the recipe, section by section', () => {
+    const spec = parseJobSpec({
+      environment: { id: 'frozenlake' },
+      algorithm: { id: 'starpo-s' },
+      model: { config: { dModel: 64 } },
+      rollout: { think: true, maxTokensPerTurn: 24 },
+      training: { lrSchedule: 'constant', warmup: { kind: 'format' } },
+    });
+    expect(spec.model.config).toMatchObject({ dModel: 64, layers: 2, contextLength: 1 + 5 * (1 + 19 + 1 + 2 + 1 + 24 + 1 + 6) });
+    expect(spec.rollout).toMatchObject({ think: true, maxTokensPerTurn: 24 });
+    expect(spec.training).toMatchObject({ lrSchedule: 'constant', warmup: { kind: 'format', steps: 150 } });
+  });
+
+  it('gives each preset RAGEN’s KL: none for PPO and StarPO-S, k1 0.001 for GRPO', () => {
+    const kl = (id: string) => parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id } }).algorithm.config.klCoef;
+    expect([kl('starpo-ppo'), kl('starpo-grpo'), kl('starpo-s'), kl('starpo-s-grpo')]).toEqual([0, 0.001, 0, 0]);
+  });
+
+  it('reads a spec stored before version 2 back as it ran then', () => {
+    const stored = JSON.parse(readFileSync(join(__dirname, '../../../test/fixtures/v1-frozenlake.spec.json'), 'utf8'));
+    const spec = parseStoredJobSpec(stored);
+    expect(spec.specVersion).toBe(1);
+    expect(spec.rollout.historyFormat).toBe('sign');
+    expect(spec.algorithm.config).toMatchObject({ miniBatches: 1, weightDecay: 0, criticLearningRateScale: 1, klCoef: 0.001 });
+    expect(spec.model.config).toEqual(stored.model.config);
+    expect(spec.training).toMatchObject({ evalEpisodes: 4, evalTemperature: 0 });
+    const sokoban = parseStoredJobSpec({ ...stored, environment: { id: 'sokoban', config: { width: 6, height: 6, boxes: 1, reverseSteps: 8 } } });
+    expect(sokoban.environment.config).toMatchObject({ difficulty: 'hard', reverseSteps: 8 });
+    // A spec stored by this version is read back unchanged.
+    const current = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
+    expect(parseStoredJobSpec(JSON.parse(JSON.stringify(current)))).toEqual(current);
   });
 
   it('applies the StarPO-S preset and lets algorithm.config override any value', () => {
@@ -77,8 +118,11 @@ describe('parseJobSpec', () => {
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'demonstrations' } } })).toEqual({
       'training.warmup.kind': 'environment bandit has no expert; use format',
     });
-    expect(errorsOf({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, model: { config: { contextLength: 40 } } })).toEqual({
-      'model.config.contextLength': 'must be >= rollout.maxTokensPerTurn + 16 (48)',
+    expect(errorsOf({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, rollout: { maxTokensPerTurn: 24 }, model: { config: { contextLength: 39 } } })).toEqual({
+      'model.config.contextLength': 'must be >= rollout.maxTokensPerTurn + 16 (40)',
+    });
+    expect(errorsOf({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s', config: { miniBatches: 4, miniBatchSize: 16 } } })).toEqual({
+      'algorithm.config.miniBatches': 'give miniBatchSize or miniBatches, not both',
     });
   });
 });

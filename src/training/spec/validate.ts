@@ -1,6 +1,7 @@
 import { Type } from '@sinclair/typebox';
 import { ALGORITHM_PRESETS, AlgorithmConfig, AlgorithmConfigSchema, AlgorithmId } from '../algorithms/presets';
 import { ENVIRONMENTS } from '../envs/registry';
+import type { EnvDefinition } from '../envs/types';
 import { FieldError, SpecValidationError, checkAgainst } from './errors';
 import {
   CollapseConfig,
@@ -9,13 +10,16 @@ import {
   MAX_EPISODES_PER_STEP,
   ModelConfig,
   RolloutConfig,
+  SpecVersion,
   TrainingConfig,
 } from './job-spec';
+import { RECIPES, Recipe } from './recipes';
 
 export type WarmupKind = 'none' | 'format' | 'demonstrations';
 
 /** A job spec with every default filled in and every value checked: what the trainer runs. */
 export interface JobSpec {
+  specVersion: SpecVersion;
   name: string;
   environment: { id: string; config: Record<string, unknown> };
   algorithm: { id: AlgorithmId; config: AlgorithmConfig };
@@ -30,44 +34,50 @@ export interface JobSpec {
 
 /** Room the context must leave beyond one response: the observation of the current turn. */
 const MIN_PROMPT_TOKENS = 16;
+const MAX_CONTEXT_LENGTH = 512;
+/** Longest number the history writes for a reward ("-10.25"). */
+const REWARD_TOKENS_MAX = 6;
 const PartialAlgorithmConfig = Type.Partial(AlgorithmConfigSchema, { additionalProperties: false });
 
+type RawSpec = Record<string, unknown>;
+
 /**
- * Validates a raw job definition (DESIGN.md §4) and resolves it: schema defaults, the
- * environment's config defaults, the algorithm preset overlaid by `algorithm.config`.
- * Throws SpecValidationError listing every bad field with its bound.
+ * Validates a raw job definition (README, "Job spec") and resolves it: the environment's rollout
+ * budgets and the recipe for its warm-up kind under the job's own values, schema defaults, the
+ * environment's config defaults, the algorithm preset overlaid by `algorithm.config`, and a
+ * context window that holds a whole episode. Throws SpecValidationError listing every bad field
+ * with its bound.
  */
 export function parseJobSpec(raw: unknown): JobSpec {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new SpecValidationError([{ field: '(body)', message: 'must be a JSON object' }]);
   }
-  const top = checkAgainst<JobSpecInput>(JobSpecSchema, withEnvironmentRolloutDefaults(raw as Record<string, unknown>), '');
+  const envDefinition = definitionOf((raw as RawSpec).environment);
+  const top = checkAgainst<JobSpecInput>(JobSpecSchema, withDefaultsUnder(raw as RawSpec, envDefinition), '');
   const errors: FieldError[] = [...top.errors];
   const input = top.value;
-  if (errors.some((e) => e.field === 'environment' || e.field === 'algorithm')) throw new SpecValidationError(errors);
+  if (errors.some((e) => e.field === 'environment' || e.field === 'algorithm' || e.field === 'environment.id')) throw new SpecValidationError(errors);
 
-  const envDefinition = Object.prototype.hasOwnProperty.call(ENVIRONMENTS, input.environment.id)
-    ? ENVIRONMENTS[input.environment.id]
-    : undefined;
-  let envConfig: Record<string, unknown> = {};
-  if (!envDefinition) {
-    errors.push({ field: 'environment.id', message: `must be one of ${Object.keys(ENVIRONMENTS).join(', ')}` });
-  } else {
-    const env = checkAgainst<Record<string, unknown>>(envDefinition.configSchema, input.environment.config, 'environment.config');
-    errors.push(...env.errors);
-    envConfig = env.value;
-  }
+  const env = checkAgainst<Record<string, unknown>>(envDefinition!.configSchema, input.environment.config, 'environment.config');
+  errors.push(...env.errors);
   const overrides = checkAgainst<Partial<AlgorithmConfig>>(PartialAlgorithmConfig, input.algorithm.config, 'algorithm.config');
   errors.push(...overrides.errors);
+  if (input.specVersion === 2 && overrides.value.miniBatches !== undefined && overrides.value.miniBatchSize !== undefined) {
+    errors.push({ field: 'algorithm.config.miniBatches', message: 'give miniBatchSize or miniBatches, not both' });
+  }
   if (errors.length > 0) throw new SpecValidationError(errors);
 
   const algorithmId = input.algorithm.id as AlgorithmId;
+  const rollout = input.rollout as RolloutConfig;
+  const modelConfig = input.model!.config as ModelConfig;
+  modelConfig.contextLength ??= episodeContextLength(envDefinition!, env.value, rollout);
   const spec: JobSpec = {
+    specVersion: input.specVersion as SpecVersion,
     name: input.name ?? `${input.environment.id}-${algorithmId}`,
-    environment: { id: input.environment.id, config: envConfig },
+    environment: { id: input.environment.id, config: env.value },
     algorithm: { id: algorithmId, config: { ...ALGORITHM_PRESETS[algorithmId].config, ...overrides.value } },
-    model: { id: 'transformer', config: input.model!.config as ModelConfig },
-    rollout: input.rollout as RolloutConfig,
+    model: { id: 'transformer', config: modelConfig },
+    rollout,
     training: input.training as JobSpec['training'],
     collapse: input.collapse as CollapseConfig,
     priority: input.priority!,
@@ -81,13 +91,75 @@ export function parseJobSpec(raw: unknown): JobSpec {
   return spec;
 }
 
-/** Overlays the user's rollout section on the environment's own rollout defaults. */
-function withEnvironmentRolloutDefaults(raw: Record<string, unknown>): Record<string, unknown> {
-  const envId = (raw.environment as { id?: unknown } | undefined)?.id;
-  const definition = typeof envId === 'string' && Object.prototype.hasOwnProperty.call(ENVIRONMENTS, envId) ? ENVIRONMENTS[envId] : undefined;
-  const rollout = raw.rollout ?? {};
-  if (!definition?.rolloutDefaults || typeof rollout !== 'object' || rollout === null || Array.isArray(rollout)) return raw;
-  return { ...raw, rollout: { ...definition.rolloutDefaults, ...rollout } };
+/**
+ * A job's spec as stored: the resolved spec it was submitted as. Specs stored before
+ * `specVersion` existed are version 1 and run as they did then.
+ */
+export function parseStoredJobSpec(stored: unknown): JobSpec {
+  const isObject = typeof stored === 'object' && stored !== null && !Array.isArray(stored);
+  return parseJobSpec(isObject && (stored as RawSpec).specVersion === undefined ? { ...(stored as RawSpec), specVersion: 1 } : stored);
+}
+
+function definitionOf(environment: unknown): EnvDefinition | undefined {
+  const id = (environment as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' && Object.prototype.hasOwnProperty.call(ENVIRONMENTS, id) ? ENVIRONMENTS[id] : undefined;
+}
+
+const isPlainObject = (value: unknown): value is RawSpec => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/** `base` under `over`, when both are objects; otherwise `over` as given (the schema reports it). */
+function under(base: RawSpec | undefined, over: unknown): unknown {
+  if (!base || Object.keys(base).length === 0) return over;
+  if (over === undefined) return { ...base };
+  return isPlainObject(over) ? { ...base, ...over } : over;
+}
+
+/**
+ * The job's own values over the defaults that depend on its environment: the environment's
+ * rollout budgets and, for version 2, the recipe of its warm-up kind; for version 1, the values
+ * of fields that version 2 added, as they were before it.
+ */
+function withDefaultsUnder(raw: RawSpec, definition: EnvDefinition | undefined): RawSpec {
+  if (!definition) return raw;
+  const version = raw.specVersion ?? 2;
+  const training = isPlainObject(raw.training) ? raw.training : undefined;
+  const warmup = isPlainObject(training?.warmup) ? (training!.warmup as RawSpec) : undefined;
+  const kind = warmup?.kind === undefined || warmup.kind === 'auto' ? (definition.expert ? 'demonstrations' : 'format') : warmup.kind;
+  const recipe: Recipe = version === 2 ? (RECIPES[definition.id]?.[kind as 'format' | 'demonstrations'] ?? {}) : {};
+  const legacy: Partial<Record<'environment' | 'algorithm' | 'model' | 'rollout', RawSpec>> = version === 1 ? legacyFields(definition.id) : {};
+  const model = isPlainObject(raw.model) ? raw.model : raw.model === undefined ? {} : undefined;
+  const algorithm = raw.algorithm;
+  return {
+    ...raw,
+    environment: isPlainObject(raw.environment) ? { ...raw.environment, config: under(legacy.environment, raw.environment.config) } : raw.environment,
+    algorithm: isPlainObject(algorithm) ? { ...algorithm, config: under(legacy.algorithm, algorithm.config) } : algorithm,
+    model: model ? { ...model, config: under({ ...legacy.model, ...recipe.model }, model.config) } : raw.model,
+    rollout: under({ ...definition.rolloutDefaults, ...legacy.rollout, ...recipe.rollout }, raw.rollout),
+    training:
+      training || raw.training === undefined
+        ? { ...recipe.training, ...training, warmup: under(recipe.training?.warmup as RawSpec | undefined, training?.warmup) }
+        : raw.training,
+  };
+}
+
+/** What fields added in version 2 meant before it, for a version-1 spec that does not name them. */
+function legacyFields(envId: string): Record<'environment' | 'algorithm' | 'model' | 'rollout', RawSpec> {
+  return {
+    environment: envId === 'sokoban' ? { difficulty: 'hard' } : {},
+    algorithm: { weightDecay: 0, miniBatches: 1 },
+    model: { contextLength: 128 },
+    rollout: { historyFormat: 'sign' },
+  };
+}
+
+/**
+ * Positions for a whole episode under the rollout budget: per turn the observation with its
+ * markers, the actions left, the longest response and the reward, capped at 512.
+ */
+export function episodeContextLength(definition: EnvDefinition, envConfig: Record<string, unknown>, rollout: RolloutConfig): number {
+  const actionsLeftDigits = String(rollout.maxActionsPerEpisode).length;
+  const perTurn = 1 + definition.observationTokens(envConfig) + 1 + actionsLeftDigits + 1 + rollout.maxTokensPerTurn + 1 + REWARD_TOKENS_MAX;
+  return Math.min(MAX_CONTEXT_LENGTH, 1 + rollout.maxTurns * perTurn);
 }
 
 function crossFieldErrors(spec: JobSpec, hasExpert: boolean): FieldError[] {

@@ -1,7 +1,5 @@
 import { Static, Type } from '@sinclair/typebox';
-import { ValidationFailed } from '../services/errors';
 import { IssuedApiKeySchema } from './api-keys.dto';
-import { parseInput } from './validation';
 
 /** User and team names: what people type in curl and see in listings. */
 export const NAME_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._-]*$';
@@ -43,22 +41,6 @@ export const UpdateUserSchema = Type.Object(
 );
 export type UpdateUserBody = Static<typeof UpdateUserSchema>;
 
-/** A TypeBox union error names no bound ("Expected union value"), so the nullable fields say theirs here. */
-const NULLABLE_FIELD_MESSAGES: Record<string, string> = {
-  'body.team': `must be null or 1–64 characters matching ${NAME_PATTERN}`,
-  'body.maxRunningJobs': `must be null or an integer in [${QUOTA_BOUNDS.maxRunningJobs.minimum}, ${QUOTA_BOUNDS.maxRunningJobs.maximum}]`,
-  'body.maxQueuedJobs': `must be null or an integer in [${QUOTA_BOUNDS.maxQueuedJobs.minimum}, ${QUOTA_BOUNDS.maxQueuedJobs.maximum}]`,
-};
-
-export function parseUpdateUser(body: unknown): UpdateUserBody {
-  try {
-    return parseInput(UpdateUserSchema, body, 'body');
-  } catch (error) {
-    if (!(error instanceof ValidationFailed)) throw error;
-    throw new ValidationFailed(error.errors.map((e) => ({ field: e.field, message: NULLABLE_FIELD_MESSAGES[e.field] ?? e.message })));
-  }
-}
-
 export const UserSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
   name: Type.String(),
@@ -73,5 +55,11 @@ export const UserSchema = Type.Object({
 export type UserView = Static<typeof UserSchema>;
 
 export const UserListSchema = Type.Object({ data: Type.Array(UserSchema) });
+export type UserListView = Static<typeof UserListSchema>;
+
+/** GET /v1/users/me: who the API key belongs to. */
+export const PrincipalSchema = Type.Object({ id: Type.String(), name: Type.String(), role: Type.String(), teamId: Type.Union([Type.String(), Type.Null()]) });
+export type PrincipalView = Static<typeof PrincipalSchema>;
 
 export const CreatedUserSchema = Type.Object({ user: UserSchema, apiKey: IssuedApiKeySchema });
+export type CreatedUserView = Static<typeof CreatedUserSchema>;

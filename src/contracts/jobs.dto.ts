@@ -51,6 +51,7 @@ export const JobListSchema = Type.Object({
   has_more: Type.Boolean(),
   next_cursor: Nullable(Type.String()),
 });
+export type JobListView = Static<typeof JobListSchema>;
 
 export const MetricsQuerySchema = Type.Object(
   {
@@ -65,6 +66,7 @@ export type MetricsQuery = Static<typeof MetricsQuerySchema>;
 export const MetricSeriesSchema = Type.Object({
   data: Type.Array(Type.Object({ step: Type.Integer(), metrics: Type.Record(Type.String(), Type.Number()) })),
 });
+export type MetricSeriesView = Static<typeof MetricSeriesSchema>;
 
 export const EventsQuerySchema = Type.Object(
   {
@@ -84,6 +86,7 @@ export const JobEventSchema = Type.Object({
 });
 export type JobEventView = Static<typeof JobEventSchema>;
 export const JobEventListSchema = Type.Object({ data: Type.Array(JobEventSchema), has_more: Type.Boolean() });
+export type JobEventListView = Static<typeof JobEventListSchema>;
 
 export const TrajectoriesQuerySchema = Type.Object(
   {
@@ -116,6 +119,7 @@ export const TrajectorySchema = Type.Object({
   text: Nullable(Type.String()),
 });
 export const TrajectoryListSchema = Type.Object({ data: Type.Array(TrajectorySchema), has_more: Type.Boolean(), next_cursor: Nullable(Type.String()) });
+export type TrajectoryListView = Static<typeof TrajectoryListSchema>;
 
 export const CheckpointSchema = Type.Object({
   id: Type.String({ format: 'uuid' }),
@@ -126,5 +130,5 @@ export const CheckpointSchema = Type.Object({
   createdAt: Timestamp,
   downloadUrl: Type.String(),
 });
-export type CheckpointView = Static<typeof CheckpointSchema>;
 export const CheckpointListSchema = Type.Object({ data: Type.Array(CheckpointSchema) });
+export type CheckpointListView = Static<typeof CheckpointListSchema>;

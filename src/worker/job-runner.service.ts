@@ -5,9 +5,9 @@ import { ResultsRepository } from '../repositories/results.repository';
 import { UsageRepository } from '../repositories/usage.repository';
 import { WebhookRepository } from '../repositories/webhook.repository';
 import type { CollapseWarning } from '../training/signals/collapse';
-import { JobSpec, parseJobSpec } from '../training/spec/validate';
-import { TrainingOutcome, TrainingProcess, TrainingSink } from '../worker/training-runner';
-import { withRetry } from './retry';
+import { JobSpec, parseStoredJobSpec } from '../training/spec/validate';
+import { TrainingOutcome, TrainingProcess, TrainingSink } from './training-runner';
+import { withRetry } from '../services/retry';
 
 /** How long a worker keeps retrying a write before it gives the job up (it resumes elsewhere). */
 const WRITE_DEADLINE_MS = 5 * 60_000;
@@ -50,8 +50,9 @@ export class JobRunnerService {
       this.logger.log(`job ${jobId}: nothing to do (${job?.status ?? 'deleted'})`);
       return;
     }
-    // The stored spec was validated at submission; validate again: the row is input too.
-    const spec = parseJobSpec(job.spec);
+    // The stored spec was validated at submission; validate again: the row is input too (and a
+    // spec stored before version 2 runs as it did then).
+    const spec = parseStoredJobSpec(job.spec);
     if (job.controlRequest === 'cancel') {
       await this.settle(jobId, 'cancel', { status: 'killed' }, { spec, trigger: null, ownerId: job.ownerId, name: job.name, rollbacks: job.rollbacks });
       return;

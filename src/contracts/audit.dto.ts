@@ -1,5 +1,10 @@
 import { Static, Type } from '@sinclair/typebox';
-import { AUDIT_ACTIONS, AUDIT_TARGET_TYPES } from '../repositories/audit.repository';
+
+/** What an audit event records (job actions are `audit` job events instead). */
+export const AUDIT_ACTIONS = ['user.create', 'user.update', 'user.disable', 'user.enable', 'team.create', 'team.update', 'api_key.issue', 'api_key.revoke'] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+export const AUDIT_TARGET_TYPES = ['user', 'team', 'api_key'] as const;
+export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 const Timestamp = Type.String({ format: 'date-time' });
 const AuditActionSchema = Type.Union(AUDIT_ACTIONS.map((a) => Type.Literal(a)));

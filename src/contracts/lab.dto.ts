@@ -19,6 +19,7 @@ export const QueueViewSchema = Type.Object({
   running: Type.Array(Type.Object({ owner: Type.String(), jobId: Nullable(Type.String()), worker: Nullable(Type.String()), currentStep: Type.Integer(), totalSteps: Type.Integer() })),
   users: Type.Array(Type.Object({ owner: Type.String(), active: Type.Integer(), maxRunning: Type.Integer(), decayedUsageSlotSeconds: Type.Number() })),
 });
+export type QueueView = Static<typeof QueueViewSchema>;
 
 export const UsageQuerySchema = Type.Object(
   {
@@ -43,3 +44,4 @@ export const UsageViewSchema = Type.Object({
     }),
   ),
 });
+export type UsageView = Static<typeof UsageViewSchema>;

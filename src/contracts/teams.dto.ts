@@ -20,3 +20,4 @@ export const TeamSchema = Type.Object({
 export type TeamView = Static<typeof TeamSchema>;
 
 export const TeamListSchema = Type.Object({ data: Type.Array(TeamSchema) });
+export type TeamListView = Static<typeof TeamListSchema>;

@@ -1,0 +1,110 @@
+/**
+ * The like-for-like learning table: its rows (environments with their budget), its columns
+ * (warm-up kind, preset, the overrides the cell names, seeds) and how a run is keyed. Every run
+ * is the job a user gets from `environment.id` and `algorithm.id` plus only the column's
+ * overrides, so the table shows what the service does by default.
+ */
+
+import { createHash } from 'node:crypto';
+import { parseJobSpec } from '../src/training/spec/validate';
+
+/** Bump when the training code changes what a run measures: stored results then no longer match. */
+export const LEARNING_REVISION = 1;
+
+/** RAGEN (Wang et al. 2025) StarPO-S with Qwen2.5-0.5B-Instruct, success on its validation seeds. */
+export const RAGEN_STARPO_S: Readonly<Record<string, number>> = { bandit: 1.0, sokoban: 0.203, 'frozenlake-slippery': 0.218 };
+
+export interface Row {
+  name: string;
+  label: string;
+  env: string;
+  envConfig: Record<string, unknown>;
+  /** RL steps of every run in the row (RAGEN's budget is 200 steps of 8×16 rollouts). */
+  steps: number;
+  hasExpert: boolean;
+}
+
+export const ROWS: readonly Row[] = [
+  { name: 'bandit', label: 'Bandit', env: 'bandit', envConfig: {}, steps: 100, hasExpert: false },
+  { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
+  { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true },
+  { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true },
+];
+
+export type Warmup = 'format' | 'demonstrations';
+
+export interface Column {
+  name: string;
+  label: string;
+  warmup: Warmup;
+  preset: string;
+  /** Spec sections merged over the defaults (the only thing that differs from a default job). */
+  overrides: Record<string, Record<string, unknown>>;
+  seeds: readonly number[];
+}
+
+const THREE_SEEDS = [1, 2, 3];
+const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix = '', overrides: Column['overrides'] = {}): Column => ({
+  name: `${warmup}/${preset}${suffix ? `/${suffix}` : ''}`,
+  label: `${preset}${suffix ? ` (${suffix})` : ''}`,
+  warmup,
+  preset,
+  overrides,
+  seeds,
+});
+
+/** The table's columns: each warm-up with the three presets; StarPO-S over three seeds, also with <think>. */
+export const COLUMNS: readonly Column[] = (['format', 'demonstrations'] as const).flatMap((warmup) => [
+  column(warmup, 'starpo-ppo', [1]),
+  column(warmup, 'starpo-grpo', [1]),
+  column(warmup, 'starpo-s', THREE_SEEDS),
+  column(warmup, 'starpo-s', THREE_SEEDS, 'think', { rollout: { think: true, maxTokensPerTurn: 24 } }),
+]);
+
+export interface RunKey {
+  revision: number;
+  env: string;
+  envConfig: Record<string, unknown>;
+  preset: string;
+  warmup: Warmup;
+  seed: number;
+  steps: number;
+  overrides: Column['overrides'];
+  /** The evaluation protocol (RAGEN's: 256 seeds at temperature 0.5). */
+  protocol: { evalEpisodes: number; evalTemperature: number };
+}
+
+export const RAGEN_PROTOCOL = { evalEpisodes: 256, evalTemperature: 0.5 } as const;
+
+export function runKey(row: Row, col: Column, seed: number): RunKey {
+  return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: row.steps, overrides: col.overrides, protocol: RAGEN_PROTOCOL };
+}
+
+/** The job a run trains: the defaults, plus the row's environment and budget and the column's overrides. */
+export function specOf(key: RunKey): Record<string, unknown> {
+  const { rollout, model, training, algorithm } = key.overrides;
+  return {
+    name: `bench-${key.env}-${key.preset}-${key.warmup}-s${key.seed}`,
+    environment: { id: key.env, config: key.envConfig },
+    algorithm: { id: key.preset, ...(algorithm ? { config: algorithm } : {}) },
+    ...(model ? { model: { config: model } } : {}),
+    ...(rollout ? { rollout } : {}),
+    training: { ...training, steps: key.steps, seed: key.seed, checkpointEvery: 0, warmup: { kind: key.warmup }, ...key.protocol },
+  };
+}
+
+/** JSON with sorted keys, so equal settings give equal text. */
+export function canonicalJson(value: unknown): string {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)])) : v;
+  return JSON.stringify(sort(value));
+}
+
+/**
+ * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
+ * change of any default (a recipe, a preset) makes the old result stale instead of silently reused.
+ */
+export function keyId(key: RunKey): string {
+  const { name: _name, ...resolved } = parseJobSpec(specOf(key));
+  return `${canonicalJson(key)}#${createHash('sha256').update(canonicalJson(resolved)).digest('hex').slice(0, 16)}`;
+}

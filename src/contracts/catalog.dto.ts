@@ -1,0 +1,23 @@
+import { Static, Type } from '@sinclair/typebox';
+
+/** GET /v1/environments: what can be trained, with the JSON Schema of each config. */
+export const EnvironmentSchema = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  actions: Type.Array(Type.String()),
+  symbols: Type.Record(Type.String(), Type.String()),
+  hasExpert: Type.Boolean({ description: 'demonstrations warm-up available' }),
+  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of environment.config' }),
+  defaults: Type.Record(Type.String(), Type.Unknown()),
+  rolloutDefaults: Type.Record(Type.String(), Type.Unknown()),
+});
+export type EnvironmentView = Static<typeof EnvironmentSchema>;
+
+/** GET /v1/algorithms: the presets over one algorithm config. */
+export const AlgorithmSchema = Type.Object({
+  id: Type.String(),
+  description: Type.String(),
+  config: Type.Record(Type.String(), Type.Unknown(), { description: 'the preset’s values' }),
+  configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of algorithm.config' }),
+});
+export type AlgorithmView = Static<typeof AlgorithmSchema>;
