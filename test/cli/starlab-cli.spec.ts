@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { EVAL_METRICS } from '../../src/training/signals/step-metrics';
 import { TestStack, tinyJob } from '../support/stack';
 
 const ROOT = join(__dirname, '..', '..');
@@ -90,13 +91,14 @@ describe('starlab CLI (real HTTP, worker)', () => {
     expect(listed.stdout).toContain(id.slice(0, 8));
 
     // Metrics as CSV: one row per stored step, a column per metric.
-    const api = (await stack.request('GET', `/v1/jobs/${id}/metrics?names=reward/mean,eval/success`)).body.data;
-    const out = await starlab(['metrics', id, '--names', 'reward/mean,eval/success', '--out', 'm.csv']);
+    const evaluation = EVAL_METRICS.sampled.success;
+    const api = (await stack.request('GET', `/v1/jobs/${id}/metrics?names=reward/mean,${evaluation}`)).body.data;
+    const out = await starlab(['metrics', id, '--names', `reward/mean,${evaluation}`, '--out', 'm.csv']);
     expect(out.code).toBe(0);
     const lines = readFileSync(join(dir, 'm.csv'), 'utf8').trim().split('\n');
-    expect(lines[0]).toBe('step,reward/mean,eval/success');
+    expect(lines[0]).toBe(`step,reward/mean,${evaluation}`);
     expect(lines).toHaveLength(1 + api.length);
-    expect(lines[1]).toBe(`0,,${api[0].metrics['eval/success']}`);
+    expect(lines[1]).toBe(`0,,${api[0].metrics[evaluation]}`);
     expect(lines[2]).toBe(`1,${api[1].metrics['reward/mean']},`);
 
     // The latest checkpoint, then a chosen one, byte for byte.

@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
+import { EVAL_METRICS } from '../../src/training/signals/step-metrics';
 import { launchBrowser } from '../support/browser';
 import { TestStack, tinyJob } from '../support/stack';
 
@@ -75,11 +76,12 @@ describe('dashboard (headless Chromium, real HTTP, worker)', () => {
     expect(count('reward/mean')).toBe(8);
     expect(await pointsOf('Reward')).toEqual({ 'reward/mean': count('reward/mean') });
     // Rollout success and evaluation success are separate, named series.
-    expect(await pointsOf('Success')).toEqual({ 'success/rate': count('success/rate'), 'eval/success': count('eval/success') });
-    expect(count('eval/success')).toBe(5); // steps 0, 2, 4, 6, 8
+    const evaluation = EVAL_METRICS.sampled.success;
+    expect(await pointsOf('Success')).toEqual({ 'success/rate': count('success/rate'), [evaluation]: count(evaluation) });
+    expect(count(evaluation)).toBe(5); // steps 0, 2, 4, 6, 8
     const legend = await page.locator('[data-chart="Success"] .legend-item').allTextContents();
     expect(legend[0]).toMatch(/^rollout success\/rate/);
-    expect(legend[1]).toMatch(/^evaluation eval\/success/);
+    expect(legend[1]).toMatch(new RegExp(`^evaluation ${evaluation}`));
     for (const title of ['In-group reward std', 'Token entropy', 'Gradient norm (pre-clip)', 'Diversity']) {
       const points = await pointsOf(title);
       for (const [name, n] of Object.entries(points)) expect([title, name, n]).toEqual([title, name, count(name)]);

@@ -3,7 +3,7 @@ import { StepChart } from '../chart.js';
 import { TERMINAL, ago, bytes, clear, configText, duration, eta, h, healthPill, number, problemBox, progressBar, severityPill, statusPill } from '../dom.js';
 import { renderTrajectories } from './trajectories.js';
 
-/** Evaluation success series, whatever the evaluation protocol names them (eval/success, eval/greedy/success …). */
+/** Evaluation success series, whatever the evaluation protocol names them (eval/sampled/success, eval/greedy/success, eval/success …). */
 export const EVAL_SUCCESS = /^eval\/.*success/;
 
 /** The curves of a job page: the signals RAGEN watches for the Echo Trap. */
