@@ -2,6 +2,10 @@
 // by `npm run up`. Usage: node scripts/demo.js <base url> <api key> <spec.json>
 const { readFileSync } = require('node:fs');
 
+// The evaluation success series, by protocol: RAGEN's sampled evaluation first.
+const EVAL_SUCCESS = ['eval/sampled/success', 'eval/greedy/success', 'eval/success'];
+const evalName = (metrics) => EVAL_SUCCESS.find((name) => metrics[name] !== undefined);
+
 async function main() {
   const [base, key, specPath] = process.argv.slice(2);
   const headers = { Authorization: `Bearer ${key}`, 'Content-Type': 'application/json' };
@@ -17,12 +21,12 @@ async function main() {
       last = current.currentStep;
       const m = current.latestMetrics ?? {};
       const show = (name) => (m[name] === undefined ? '' : ` ${name}=${m[name].toFixed(3)}`);
-      console.log(`  ${current.status} step ${current.currentStep}/${current.totalSteps}${show('success/rate')}${show('eval/success')}`);
+      console.log(`  ${current.status} step ${current.currentStep}/${current.totalSteps}${show('success/rate')}${evalName(m) ? show(evalName(m)) : ''}`);
     }
     if (['succeeded', 'failed', 'cancelled'].includes(current.status)) {
-      const evals = await (await fetch(`${base}/v1/jobs/${job.id}/metrics?names=eval/success`, { headers })).json();
-      const series = evals.data.filter((row) => row.metrics['eval/success'] !== undefined);
-      console.log(`job ${current.status}; eval success by step: ${series.map((row) => `${row.step}:${row.metrics['eval/success'].toFixed(3)}`).join('  ')}`);
+      const evals = await (await fetch(`${base}/v1/jobs/${job.id}/metrics?names=${EVAL_SUCCESS.join(',')}`, { headers })).json();
+      const series = evals.data.filter((row) => evalName(row.metrics));
+      console.log(`job ${current.status}; eval success by step: ${series.map((row) => `${row.step}:${row.metrics[evalName(row.metrics)].toFixed(3)}`).join('  ')}`);
       return;
     }
     await new Promise((resolve) => setTimeout(resolve, 1000));

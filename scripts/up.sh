@@ -28,8 +28,12 @@ base="http://localhost:$PORT"
 for _ in $(seq 1 60); do curl -sf "$base/ready" >/dev/null && break; sleep 1; done
 curl -sf "$base/ready" >/dev/null || { echo "the API did not become ready" >&2; stop; exit 1; }
 echo
-echo "StarLab is up: $base  (API docs: $base/docs)"
+echo "StarLab is up: $base  (dashboard: $base/dashboard, API docs: $base/docs)"
 [ -n "${GENERATED_KEY:-}" ] && echo "admin API key for this session: $STARLAB_ADMIN_KEY  (set STARLAB_ADMIN_KEY to choose your own)"
+echo "Paste into another shell (for curl, and for the starlab CLI):"
+echo "  export K=$STARLAB_ADMIN_KEY B=$base"
+echo "  export STARLAB_URL=$base STARLAB_API_KEY=$STARLAB_ADMIN_KEY"
+echo
 if [ "${STARLAB_DEMO:-1}" != "0" ]; then
   node scripts/demo.js "$base" "$STARLAB_ADMIN_KEY" examples/bandit.json || true
 fi

@@ -25,6 +25,7 @@ import { RateLimitService } from './services/rate-limit.service';
 import { RateLimitRepository } from './repositories/rate-limit.repository';
 import { ResultsService } from './services/results.service';
 import { TeamService } from './services/team.service';
+import { MetricsCollector } from './services/metrics-collector';
 import { TelemetryService } from './services/telemetry.service';
 import { UserService } from './services/user.service';
 import { WebhookService } from './services/webhook.service';
@@ -47,6 +48,7 @@ import { WebhookService } from './services/webhook.service';
     RateLimitService,
     RateLimitRepository,
     ResultsService,
+    MetricsCollector,
     TelemetryService,
     WebhookService,
     { provide: APP_GUARD, useClass: ApiKeyGuard },

@@ -8,13 +8,14 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { ApiModule } from './api.module';
 import { configureHttp } from './api/http';
 import { APP_CONFIG, AppConfig, ConfigError, loadConfig } from './config/config';
+import { ServiceLogger } from './config/logger';
 import { AuthService } from './services/auth.service';
 import { DispatchService } from './services/dispatch.service';
 import { WebhookService } from './services/webhook.service';
 
 async function bootstrap(): Promise<void> {
-  loadConfig(); // fail fast, with every bad variable named, before anything connects
-  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bodyParser: false });
+  // Fail fast, with every bad variable named, before anything connects.
+  const app = await NestFactory.create<NestExpressApplication>(ApiModule, { bodyParser: false, logger: new ServiceLogger(loadConfig().logLevel) });
   const config = app.get<AppConfig>(APP_CONFIG);
   configureHttp(app, config);
   app.enableShutdownHooks();

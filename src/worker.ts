@@ -6,12 +6,12 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ConfigError, loadConfig } from './config/config';
+import { ServiceLogger } from './config/logger';
 import { WorkerLifecycle } from './worker/worker-lifecycle';
 import { WorkerModule } from './worker.module';
 
 async function bootstrap(): Promise<void> {
-  loadConfig();
-  const app = await NestFactory.createApplicationContext(WorkerModule);
+  const app = await NestFactory.createApplicationContext(WorkerModule, { logger: new ServiceLogger(loadConfig().logLevel) });
   const lifecycle = app.get(WorkerLifecycle);
   let stopping = false;
   const shutdown = async (signal: string) => {

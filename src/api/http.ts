@@ -4,17 +4,22 @@ import { readFileSync } from 'node:fs';
 import { serve, setup } from 'swagger-ui-express';
 import { parse } from 'yaml';
 import type { AppConfig } from '../config/config';
+import { TelemetryService } from '../services/telemetry.service';
+import { mountDashboard } from './dashboard';
+import { countRequests } from './http-metrics';
 import { OPENAPI_PATH } from './operations.controller';
 
 /**
- * HTTP plumbing outside Nest's router: the JSON body parser with the configured limit (its
- * errors reach the ProblemFilter), a 415 for bodies that are not JSON, and Swagger UI at /docs
- * over the committed openapi.yaml.
+ * HTTP plumbing outside Nest's router: request counting for Prometheus, the JSON body parser
+ * with the configured limit (its errors reach the ProblemFilter), a 415 for bodies that are not
+ * JSON, Swagger UI at /docs over the committed openapi.yaml, and the web dashboard at /dashboard.
  */
 export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  app.use(countRequests(app.get(TelemetryService)));
   app.use(requireJsonBodies);
   app.useBodyParser('json', { limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });
   app.use('/docs', serve, setup(parse(readFileSync(OPENAPI_PATH, 'utf8')), { customSiteTitle: 'StarLab API' }));
+  mountDashboard(app);
 }
 
 function requireJsonBodies(req: Request, res: Response, next: NextFunction): void {

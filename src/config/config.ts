@@ -1,9 +1,12 @@
 import { hostname } from 'node:os';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
+import { LOG_LEVELS, ServiceLogLevel } from './logger';
 
 /** Everything the processes read from the environment, parsed and checked once at boot. */
 export interface AppConfig {
   port: number;
+  /** `log` (default) hides debug lines and the framework's start-up and route-mapping lines. */
+  logLevel: ServiceLogLevel;
   databaseUrl: string;
   redisUrl: string;
   /** When set, this exact key is made an admin API key on start (idempotent). */
@@ -92,6 +95,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
   const backend = oneOf<BackendChoice>('STARLAB_BACKEND', 'auto', ['auto', ...BACKEND_PREFERENCE]);
   const config: AppConfig = {
     port: int('PORT', 3000, 1, 65535),
+    logLevel: oneOf<ServiceLogLevel>('STARLAB_LOG_LEVEL', 'log', LOG_LEVELS),
     databaseUrl: url('DATABASE_URL', 'postgresql://postgres@127.0.0.1:5432/starlab', ['postgresql:', 'postgres:']),
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     adminKey,

@@ -96,11 +96,6 @@ export class ResultsRepository {
     });
   }
 
-  /** Warnings by detector and severity over all jobs (Prometheus). */
-  warningCounts() {
-    return this.prisma.collapseWarning.groupBy({ by: ['detector', 'severity'], _count: { _all: true } });
-  }
-
   /** The newest checkpoint tagged healthy at or before `step` (rollback target). */
   latestHealthyCheckpoint(jobId: string, atOrBefore: number) {
     return this.prisma.checkpoint.findFirst({ where: { jobId, health: 'healthy', step: { lte: atOrBefore } }, orderBy: { step: 'desc' } });

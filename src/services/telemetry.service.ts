@@ -1,8 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { ResultsRepository } from '../repositories/results.repository';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { MetricsCollector } from './metrics-collector';
 
-/** Prometheus metrics of this process (GET /metrics). */
+/**
+ * Prometheus metrics of this process (GET /metrics): HTTP traffic counted as it is served, the
+ * process's own runtime metrics, and the lab's state read from the database at scrape time.
+ */
 @Injectable()
 export class TelemetryService {
   readonly registry = new Registry();
@@ -19,21 +22,15 @@ export class TelemetryService {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
     registers: [this.registry],
   });
-  readonly jobsSubmitted = new Counter({ name: 'starlab_jobs_submitted_total', help: 'jobs accepted', registers: [this.registry] });
 
-  constructor(results: ResultsRepository) {
+  constructor(collector: MetricsCollector) {
     collectDefaultMetrics({ register: this.registry, prefix: 'starlab_' });
-    // Warnings are rows in Postgres (written by workers anywhere); the counter is read from them
-    // at scrape time, so every API replica reports the same monotonic totals.
-    new Counter({
-      name: 'starlab_collapse_warnings_total',
-      help: 'collapse warnings fired, by detector and severity',
-      labelNames: ['detector', 'severity'] as const,
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const row of await results.warningCounts()) this.inc({ detector: row.detector, severity: row.severity }, row._count._all);
-      },
-    });
+    collector.register(this.registry);
+  }
+
+  /** Counts one served request; `route` is the route template (bounded), never the raw path. */
+  observeRequest(method: string, route: string, status: number, seconds: number): void {
+    this.httpRequests.inc({ method, route, status: String(status) });
+    this.httpDuration.observe({ method, route }, seconds);
   }
 }

@@ -1,0 +1,172 @@
+/**
+ * `starlab`: the command-line client of a StarLab service.
+ *
+ * Configured by STARLAB_URL (default http://localhost:3000) and STARLAB_API_KEY, or --url/--key.
+ * Exit status: 0 done (for watch: the job succeeded), 1 an API or network error or a job that
+ * failed or was cancelled, 2 a usage error.
+ */
+import { parseArgs, ParseArgsConfig } from 'node:util';
+import { ApiClient, ApiError } from './client/api-client';
+import { Io, UsageError, control, downloadCheckpoint, list, metricsCsv, resolveJobId, show, submit } from './client/jobs';
+import { createKey, listKeys, revokeKey } from './client/keys';
+import { watch } from './client/watch';
+
+const USAGE = `usage: starlab <command> [arguments] [--url URL] [--key KEY] [--json]
+
+  submit <spec.json|spec.yaml|->  submit a job spec
+        [--idempotency-key K] [--watch] [--quiet: print only the job id]
+  list                            your jobs (admins: everyone's)
+        [--status S] [--owner O] [--label k=v] [--limit N] [--after CURSOR]
+  show <job>                      status, progress, warnings, checkpoints
+  watch <job>                     live progress bar; warnings as they fire
+  cancel | pause | resume <job>   lifecycle control
+  metrics <job>                   step metrics as CSV
+        [--names a,b] [--from N] [--to N] [--out file.csv]
+  download <job>                  save a checkpoint (the latest by default)
+        [--step N] [--out file]
+  keys list | keys create --name N | keys revoke <key id>      [--user U]
+  whoami                          who the key belongs to
+
+<job> is a job id or the first characters of one of your recent jobs.
+Environment: STARLAB_URL (default http://localhost:3000), STARLAB_API_KEY.
+Exit status: 0 done (watch: the job succeeded), 1 API error or the job failed
+or was cancelled, 2 usage error.`;
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+const GLOBAL: Options = { url: { type: 'string' }, key: { type: 'string' }, help: { type: 'boolean', short: 'h' }, json: { type: 'boolean' } };
+const COMMAND_OPTIONS: Record<string, Options> = {
+  submit: { 'idempotency-key': { type: 'string' }, watch: { type: 'boolean' }, quiet: { type: 'boolean', short: 'q' } },
+  list: { status: { type: 'string' }, owner: { type: 'string' }, label: { type: 'string' }, limit: { type: 'string' }, after: { type: 'string' } },
+  show: {},
+  watch: {},
+  cancel: {},
+  pause: {},
+  resume: {},
+  metrics: { names: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string', short: 'o' } },
+  download: { step: { type: 'string' }, out: { type: 'string', short: 'o' } },
+  keys: { user: { type: 'string' }, name: { type: 'string' } },
+  whoami: {},
+};
+
+const io: Io = { out: (text) => process.stdout.write(`${text}\n`), err: (text) => process.stderr.write(`${text}\n`) };
+
+function one(positionals: string[], what: string): string {
+  if (positionals.length !== 1) throw new UsageError(`expected one ${what}`);
+  return positionals[0];
+}
+
+function integer(value: string | undefined, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (!/^\d{1,6}$/.test(value)) throw new UsageError(`--${name} must be a whole number`);
+  return Number(value);
+}
+
+async function run(argv: string[], signal: AbortSignal): Promise<number> {
+  const command = argv[0];
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    io.out(USAGE);
+    return command ? 0 : 2;
+  }
+  if (!(command in COMMAND_OPTIONS)) throw new UsageError(`unknown command ${command}`);
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv.slice(1), options: { ...GLOBAL, ...COMMAND_OPTIONS[command] }, allowPositionals: true, strict: true });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const { values, positionals } = parsed as { values: Record<string, string | boolean | undefined>; positionals: string[] };
+  if (values.help) {
+    io.out(USAGE);
+    return 0;
+  }
+  const url = (values.url as string | undefined) ?? process.env.STARLAB_URL ?? 'http://localhost:3000';
+  const key = (values.key as string | undefined) ?? process.env.STARLAB_API_KEY;
+  if (!key) throw new UsageError('no API key: set STARLAB_API_KEY or pass --key');
+  try {
+    new URL(url);
+  } catch {
+    throw new UsageError(`--url / STARLAB_URL is not a URL: ${url}`);
+  }
+  const client = new ApiClient(url, key);
+  const json = values.json === true;
+  const str = (name: string) => values[name] as string | undefined;
+  const job = async () => resolveJobId(client, one(positionals, 'job id'));
+
+  switch (command) {
+    case 'submit': {
+      const submitted = await submit(client, io, one(positionals, 'spec file'), { idempotencyKey: str('idempotency-key'), quiet: values.quiet === true, json });
+      return values.watch ? exitOf(await watch(client, io, submitted.id, signal)) : 0;
+    }
+    case 'list':
+      integer(str('limit'), 'limit');
+      await list(client, io, { status: str('status'), owner: str('owner'), label: str('label'), limit: str('limit'), after: str('after') }, json);
+      return 0;
+    case 'show':
+      await show(client, io, await job(), json);
+      return 0;
+    case 'watch':
+      return exitOf(await watch(client, io, await job(), signal));
+    case 'cancel':
+    case 'pause':
+    case 'resume':
+      await control(client, io, await job(), command);
+      return 0;
+    case 'metrics':
+      integer(str('from'), 'from');
+      integer(str('to'), 'to');
+      await metricsCsv(client, io, await job(), { names: str('names'), from: str('from'), to: str('to') }, str('out'));
+      return 0;
+    case 'download':
+      await downloadCheckpoint(client, io, await job(), { step: integer(str('step'), 'step'), out: str('out') });
+      return 0;
+    case 'keys':
+      return keys(client, positionals, values, json);
+    case 'whoami': {
+      const me = await client.get<{ id: string; name: string; role: string }>('/v1/users/me');
+      io.out(json ? JSON.stringify(me, null, 2) : `${me.name} (${me.role}, ${me.id}) at ${url}`);
+      return 0;
+    }
+  }
+  return 2;
+}
+
+async function keys(client: ApiClient, positionals: string[], values: Record<string, string | boolean | undefined>, json: boolean): Promise<number> {
+  const [action, ...rest] = positionals;
+  const user = values.user as string | undefined;
+  if (action === 'list' && rest.length === 0) await listKeys(client, io, user, json);
+  else if (action === 'create' && rest.length === 0) {
+    if (!values.name) throw new UsageError('keys create needs --name (what the key is for, e.g. laptop)');
+    await createKey(client, io, values.name as string, user, json);
+  } else if (action === 'revoke' && rest.length === 1) await revokeKey(client, io, rest[0]);
+  else throw new UsageError('keys list | keys create --name N [--user U] | keys revoke <key id>');
+  return 0;
+}
+
+function exitOf(status: string): number {
+  return status === 'succeeded' ? 0 : 1;
+}
+
+async function main(): Promise<void> {
+  const abort = new AbortController();
+  process.once('SIGINT', () => {
+    abort.abort();
+    process.stderr.write('\n');
+    process.exit(130);
+  });
+  try {
+    process.exitCode = await run(process.argv.slice(2), abort.signal);
+  } catch (error) {
+    if (error instanceof UsageError) {
+      process.stderr.write(`starlab: ${error.message}\n${error.message.startsWith('unknown command') ? `\n${USAGE}\n` : ''}`);
+      process.exitCode = 2;
+    } else if (error instanceof ApiError) {
+      process.stderr.write(`${error.describe()}\n`);
+      process.exitCode = 1;
+    } else {
+      process.stderr.write(`starlab: ${(error as Error).message}\n`);
+      process.exitCode = 1;
+    }
+  }
+}
+
+main();

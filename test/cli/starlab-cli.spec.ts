@@ -1,0 +1,147 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { EVAL_METRICS } from '../../src/training/signals/step-metrics';
+import { TestStack, tinyJob } from '../support/stack';
+
+const ROOT = join(__dirname, '..', '..');
+const BIN = join(ROOT, 'bin', 'starlab.js');
+/** Fires for certain at step 6, as in the collapse e2e test. */
+const ALWAYS_SPIKE = [{ detector: 'grad_norm_spike', threshold: 0, warmupSteps: 5 }];
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `starlab` against the running service (real API and worker), configured by environment. */
+describe('starlab CLI (real HTTP, worker)', () => {
+  const stack = new TestStack();
+  const dir = mkdtempSync(join(tmpdir(), 'starlab-client-'));
+  // Asynchronous: the API runs in this process and must keep answering while the CLI waits.
+  const starlab = (args: string[], env: Record<string, string> = {}, shell?: string): Promise<Run> =>
+    new Promise((resolve) => {
+      const [file, argv] = shell ? ['/usr/bin/script', ['-qec', shell, '/dev/null']] : [process.execPath, [BIN, ...args]];
+      execFile(file, argv, { cwd: dir, env: { ...process.env, STARLAB_URL: stack.baseUrl, STARLAB_API_KEY: stack.adminKey, ...env }, timeout: 120_000 }, (error, stdout, stderr) =>
+        resolve({ code: error ? ((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  beforeAll(async () => {
+    await stack.start();
+    stack.startWorker('cli-worker');
+  }, 60_000);
+  afterAll(async () => {
+    await stack.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }, 30_000);
+
+  it('exits 2 on usage errors and without a key, 1 naming the problem when the API refuses', async () => {
+    expect((await starlab(['frobnicate'])).code).toBe(2);
+    expect((await starlab(['show'])).stderr).toContain('expected one job id');
+    const noKey = await starlab(['list'], { STARLAB_API_KEY: '' });
+    expect([noKey.code, noKey.stderr]).toEqual([2, 'starlab: no API key: set STARLAB_API_KEY or pass --key\n']);
+    const wrongKey = await starlab(['list', '--key', 'sl_wrong_000000000000000000000000']);
+    expect(wrongKey.code).toBe(1);
+    expect(wrongKey.stderr).toMatch(/^Unauthenticated \(401\)\n {2}\S/);
+    writeFileSync(join(dir, 'bad.yaml'), 'environment: { id: bandit }\nalgorithm: { id: starpo-s }\nrollout: { groups: 0 }\nspeed: fast\n');
+    const bad = await starlab(['submit', 'bad.yaml']);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('Invalid job spec (400)');
+    expect(bad.stderr).toContain('  rollout.groups: must be >= 1');
+    expect(bad.stderr).toContain('  speed: is not a known field');
+    writeFileSync(join(dir, 'broken.json'), '{"environment": ');
+    expect(await starlab(['submit', 'broken.json'])).toMatchObject({ code: 2, stderr: expect.stringContaining('broken.json is not valid JSON') });
+  }, 60_000);
+
+  it('submits YAML, watches to the end with warnings as they fire, and every bar line fits the terminal', async () => {
+    const spec = tinyJob({ steps: 12, checkpointEvery: 4, name: 'cli-watched' });
+    writeFileSync(
+      join(dir, 'job.yaml'),
+      `# a job spec in YAML\nname: ${spec.name}\nenvironment: { id: bandit }\nalgorithm: { id: starpo-s-grpo }\nmodel: ${JSON.stringify(spec.model)}\nrollout: ${JSON.stringify(spec.rollout)}\n` +
+        `training: ${JSON.stringify({ ...spec.training, evalEvery: 4 })}\ncollapse: ${JSON.stringify({ action: 'warn', rules: ALWAYS_SPIKE })}\n`,
+    );
+    const submitted = await starlab(['submit', 'job.yaml', '--quiet', '--idempotency-key', 'cli-1']);
+    expect(submitted.code).toBe(0);
+    const id = submitted.stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    // The same key and body: the same job.
+    expect((await starlab(['submit', 'job.yaml', '--idempotency-key', 'cli-1'])).stdout).toMatch(new RegExp(`^already submitted cli-watched as job ${id} \\(`));
+
+    // On a 60-column terminal (a pseudo-terminal made by script(1)), by job-id prefix.
+    const watched = await starlab([], {}, `stty cols 60; ${process.execPath} ${BIN} watch ${id.slice(0, 8)}`);
+    expect(watched.code).toBe(0);
+    const screen = watched.stdout.replace(/\r\n/g, '\n');
+    expect(screen).toMatch(/⚠ step 6 critical grad_norm_spike: /);
+    expect(screen).toContain('job succeeded at step 12/12');
+    // The bar redraws with carriage return + "erase line" (ESC [2K); every drawn frame counts.
+    const drawn = screen.split('\r\u001b[2K').flatMap((frame) => frame.split('\n')).filter((line) => line.startsWith('['));
+    expect(drawn.length).toBeGreaterThan(0);
+    for (const line of drawn) expect([line, line.length < 60]).toEqual([line, true]);
+    expect(drawn[drawn.length - 1]).toMatch(/12\/12/);
+
+    const shown = await starlab(['show', id]);
+    expect(shown.stdout).toContain('status      succeeded');
+    expect(shown.stdout).toContain('warnings    1 critical, 0 warning, 0 info');
+    expect(shown.stdout).toMatch(/checkpoints 0:healthy 4:healthy 8:unhealthy 12:unhealthy/);
+    const listed = await starlab(['list', '--status', 'succeeded']);
+    expect(listed.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+STATUS\s+OWNER/);
+    expect(listed.stdout).toContain(id.slice(0, 8));
+
+    // Metrics as CSV: one row per stored step, a column per metric.
+    const evaluation = EVAL_METRICS.sampled.success;
+    const api = (await stack.request('GET', `/v1/jobs/${id}/metrics?names=reward/mean,${evaluation}`)).body.data;
+    const out = await starlab(['metrics', id, '--names', `reward/mean,${evaluation}`, '--out', 'm.csv']);
+    expect(out.code).toBe(0);
+    const lines = readFileSync(join(dir, 'm.csv'), 'utf8').trim().split('\n');
+    expect(lines[0]).toBe(`step,reward/mean,${evaluation}`);
+    expect(lines).toHaveLength(1 + api.length);
+    expect(lines[1]).toBe(`0,,${api[0].metrics[evaluation]}`);
+    expect(lines[2]).toBe(`1,${api[1].metrics['reward/mean']},`);
+
+    // The latest checkpoint, then a chosen one, byte for byte.
+    const checkpoints = (await stack.request('GET', `/v1/jobs/${id}/checkpoints`)).body.data;
+    const latest = await starlab(['download', id]);
+    expect(latest.stdout).toBe(`saved ${id}-step12.starlab-ckpt (${checkpoints[checkpoints.length - 1].sizeBytes} bytes, step 12, unhealthy)\n`);
+    expect(statSync(join(dir, `${id}-step12.starlab-ckpt`)).size).toBe(checkpoints[checkpoints.length - 1].sizeBytes);
+    await starlab(['download', id, '--step', '4', '--out', 'four.ckpt']);
+    expect(readFileSync(join(dir, 'four.ckpt')).equals(Buffer.from(await (await fetch(`${stack.baseUrl}${checkpoints[1].downloadUrl}`, { headers: { Authorization: `Bearer ${stack.adminKey}` } })).arrayBuffer()))).toBe(true);
+    expect((await starlab(['download', id, '--step', '5'])).stderr).toContain('has no checkpoint at step 5; it has steps 0, 4, 8, 12');
+    // A finished job cannot be cancelled: the problem's title and detail.
+    const conflict = await starlab(['cancel', id]);
+    expect(conflict.code).toBe(1);
+    expect(conflict.stderr).toMatch(/^Conflict \(409\)\n {2}.+/);
+  }, 120_000);
+
+  it('pauses, resumes and cancels a running job', async () => {
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 5000, checkpointEvery: 0, name: 'cli-long' }) });
+    await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 2);
+    expect((await starlab(['pause', job.id])).stdout).toMatch(new RegExp(`^job ${job.id}: (running \\(pausing after its current step\\)|paused)\\n$`));
+    await stack.waitForJob(job.id, (j) => j.status === 'paused');
+    expect((await starlab(['resume', job.id])).stdout).toBe(`job ${job.id}: queued\n`);
+    await stack.waitForJob(job.id, (j) => j.status === 'running');
+    expect((await starlab(['cancel', job.id])).code).toBe(0);
+    const watched = await starlab(['watch', job.id]);
+    expect(watched.code).toBe(1); // cancelled, not succeeded
+    expect(watched.stdout).toMatch(/cancelled/);
+  }, 120_000);
+
+  it('issues, lists and revokes API keys; a revoked key is refused', async () => {
+    const created = await starlab(['keys', 'create', '--name', 'laptop']);
+    expect(created.code).toBe(0);
+    const key = created.stdout.trim();
+    expect(created.stderr).toContain('shown only once');
+    expect((await starlab(['whoami'], { STARLAB_API_KEY: key })).stdout).toMatch(/^admin \(admin, /);
+    const listed = await starlab(['keys', 'list', '--json']);
+    const laptop = JSON.parse(listed.stdout).find((k: { name: string }) => k.name === 'laptop');
+    expect(laptop).toMatchObject({ revokedAt: null, current: false });
+    expect((await starlab(['keys', 'list'])).stdout).toMatch(/laptop\s+\S+…/);
+    expect((await starlab(['keys', 'revoke', laptop.id])).stdout).toBe(`revoked API key ${laptop.id}\n`);
+    const refused = await starlab(['whoami'], { STARLAB_API_KEY: key });
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^Unauthenticated \(401\)/);
+    expect((await starlab(['keys', 'create'])).stderr).toContain('needs --name');
+  }, 60_000);
+});
