@@ -1,4 +1,7 @@
-/** Unit specs live beside the code (src/**), integration and e2e specs in test/. */
+/**
+ * Unit specs live beside the code (src/**), integration and e2e specs in test/. test/capacity
+ * (minutes per case) runs only with STARLAB_CAPACITY=1: `npm run test:capacity`.
+ */
 const fs = require('fs');
 const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
 
@@ -9,4 +12,5 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 60_000,
+  testPathIgnorePatterns: ['/node_modules/', ...(process.env.STARLAB_CAPACITY === '1' ? [] : ['<rootDir>/test/capacity/'])],
 };

@@ -35,8 +35,8 @@ export const AlgorithmConfigSchema = Type.Object(
     lossAggregation: Type.Union([Type.Literal('seq-mean-token-mean'), Type.Literal('token-mean')], {
       description: 'token-mean per trajectory then mean over trajectories, or mean over all tokens',
     }),
-    epochs: int(1, 8, 'PPO epochs over each batch of fresh rollouts'),
-    miniBatchSize: int(1, 1024, 'trajectories per minibatch, each one optimiser step; a remainder makes a last, smaller one'),
+    epochs: int(1, 4, 'PPO epochs over each batch of fresh rollouts'),
+    miniBatchSize: int(1, 256, 'trajectories per minibatch, each one optimiser step; a remainder makes a last, smaller one'),
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
     worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),

@@ -11,15 +11,19 @@ const bool = (fallback: boolean, description: string) => Type.Optional(Type.Bool
 const section = <T extends TSchema>(schema: T) => Type.Optional(schema);
 const strict = { additionalProperties: false, default: {} } as const;
 
-/** Largest batch of episodes one step may play (groups × groupSize). */
-export const MAX_EPISODES_PER_STEP = 1024;
+/**
+ * Largest batch of episodes one step may play (groups × groupSize). With the other bounds, one
+ * step of the largest job a spec can describe runs in minutes on a CPU worker
+ * (`npm run test:capacity`); memory is bounded by chunking whatever the batch.
+ */
+export const MAX_EPISODES_PER_STEP = 256;
 
 export const ModelConfigSchema = Type.Object(
   {
-    layers: int(1, 8, 2, 'transformer blocks'),
-    dModel: int(16, 256, 64, 'width of the residual stream (multiple of heads)'),
+    layers: int(1, 4, 2, 'transformer blocks'),
+    dModel: int(16, 128, 64, 'width of the residual stream (multiple of heads)'),
     heads: int(1, 8, 2, 'attention heads'),
-    ffnMultiplier: int(1, 8, 4, 'feed-forward width as a multiple of dModel'),
+    ffnMultiplier: int(1, 4, 4, 'feed-forward width as a multiple of dModel'),
     contextLength: Type.Optional(
       Type.Integer({
         minimum: 32,
@@ -34,13 +38,13 @@ export const ModelConfigSchema = Type.Object(
 
 export const RolloutSchema = Type.Object(
   {
-    groups: int(1, 128, 8, 'initial states per step (prompts)'),
-    groupSize: int(1, 64, 16, 'rollouts per initial state'),
-    maxTurns: int(1, 20, 5, 'turns per episode'),
+    groups: int(1, 64, 8, 'initial states per step (prompts)'),
+    groupSize: int(1, 32, 16, 'rollouts per initial state'),
+    maxTurns: int(1, 10, 5, 'turns per episode'),
     maxActionsPerTurn: int(1, 10, 5, 'actions executed per turn at most'),
-    maxActionsPerEpisode: int(1, 100, 10, 'actions executed per episode at most'),
+    maxActionsPerEpisode: int(1, 50, 10, 'actions executed per episode at most'),
     temperature: num(0.05, 2, 1, 'sampling temperature of the rollouts'),
-    maxTokensPerTurn: int(4, 128, 32, 'tokens generated per turn at most'),
+    maxTokensPerTurn: int(4, 48, 32, 'tokens generated per turn at most'),
     think: bool(true, 'responses carry <think>…</think> before <answer>…</answer>'),
     historyTurns: int(0, 20, 20, 'past turns shown to the policy at most (then cut to the context window)'),
     historyFormat: Type.Optional(
@@ -63,7 +67,7 @@ export const WarmupSchema = Type.Object(
       }),
     ),
     steps: int(0, 5000, 150, 'supervised steps'),
-    batchSize: int(1, 1024, 64, 'turns per supervised step'),
+    batchSize: int(1, 512, 64, 'turns per supervised step'),
     learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
   },
   strict,

@@ -93,7 +93,7 @@ describe('parseJobSpec', () => {
       'rollout.temperature': 'must be a number',
       'training.steps': 'must be <= 10000',
       'training.seed': 'must be an integer',
-      'model.config.dModel': 'must be <= 256',
+      'model.config.dModel': 'must be <= 128',
     });
   });
 
@@ -109,8 +109,8 @@ describe('parseJobSpec', () => {
   });
 
   it('checks fields against each other', () => {
-    expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, rollout: { groups: 64, groupSize: 64 } })).toEqual({
-      'rollout.groupSize': 'groups × groupSize must be <= 1024 (got 4096)',
+    expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, rollout: { groups: 64, groupSize: 32 } })).toEqual({
+      'rollout.groupSize': 'groups × groupSize must be <= 256 (got 2048)',
     });
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, model: { config: { dModel: 30, heads: 4 } } })).toEqual({
       'model.config.heads': 'must divide model.config.dModel (30)',
