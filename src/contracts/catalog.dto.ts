@@ -10,6 +10,14 @@ export const EnvironmentSchema = Type.Object({
   configSchema: Type.Record(Type.String(), Type.Unknown(), { description: 'JSON Schema of environment.config' }),
   defaults: Type.Record(Type.String(), Type.Unknown()),
   rolloutDefaults: Type.Record(Type.String(), Type.Unknown()),
+  recipes: Type.Record(
+    Type.String(),
+    Type.Object({
+      description: Type.String(),
+      spec: Type.Record(Type.String(), Type.Unknown(), { description: 'spec sections a job gets by default with this warm-up kind (its own values win)' }),
+    }),
+    { description: 'per warm-up kind: the measured recipe a job gets by default (model, answer format, schedule)' },
+  ),
 });
 export type EnvironmentView = Static<typeof EnvironmentSchema>;
 

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { AlgorithmView, EnvironmentView } from '../contracts/catalog.dto';
 import { ALGORITHM_PRESETS, AlgorithmConfigSchema } from '../training/algorithms/presets';
 import { listEnvironments } from '../training/envs/registry';
+import { RECIPE_DESCRIPTION, RECIPES } from '../training/spec/recipes';
 import { toJsonSchema } from './json-schema';
 
 /** What can be trained: environments and algorithm presets with their schemas and defaults. */
@@ -17,6 +18,7 @@ export class CatalogService {
       configSchema: toJsonSchema(definition.configSchema),
       defaults: { ...definition.defaults },
       rolloutDefaults: { ...(definition.rolloutDefaults ?? {}) },
+      recipes: Object.fromEntries(Object.entries(RECIPES[definition.id] ?? {}).map(([kind, recipe]) => [kind, { description: RECIPE_DESCRIPTION, spec: { ...recipe } }])),
     }));
   }
 

@@ -21,6 +21,12 @@ const SMALL_MODEL: Recipe = {
   training: { lrSchedule: 'cosine' },
 };
 
+/** What the catalogue says of every recipe. */
+export const RECIPE_DESCRIPTION =
+  "RAGEN's protocol (its rooms, whole-episode history, update and evaluation) with StarLab's small model: 2 layers of width 32, " +
+  'answers without <think> (RAGEN thinks; a model this small learned better without, see the README table, which shows StarPO-S both ways), ' +
+  'and a cosine learning-rate decay.';
+
 /**
  * Per environment and warm-up kind. RAGEN's protocol (rooms, full history, update, evaluation)
  * is already the schema's default; a recipe only picks the model and its format.
