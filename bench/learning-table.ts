@@ -101,10 +101,18 @@ export function canonicalJson(value: unknown): string {
 }
 
 /**
+ * Knobs added after results were stored, at the value that leaves a run as it was: left out of
+ * the digest so that adding a knob does not make every stored run stale.
+ */
+const NEUTRAL_ALGORITHM_FIELDS: Readonly<Record<string, unknown>> = { worldModelCoef: 0 };
+
+/**
  * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
  * change of any default (a recipe, a preset) makes the old result stale instead of silently reused.
  */
 export function keyId(key: RunKey): string {
   const { name: _name, ...resolved } = parseJobSpec(specOf(key));
-  return `${canonicalJson(key)}#${createHash('sha256').update(canonicalJson(resolved)).digest('hex').slice(0, 16)}`;
+  const config = Object.fromEntries(Object.entries(resolved.algorithm.config).filter(([field, value]) => NEUTRAL_ALGORITHM_FIELDS[field] !== value));
+  const digest = createHash('sha256').update(canonicalJson({ ...resolved, algorithm: { ...resolved.algorithm, config } })).digest('hex').slice(0, 16);
+  return `${canonicalJson(key)}#${digest}`;
 }

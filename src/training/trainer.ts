@@ -206,7 +206,7 @@ export class Trainer {
       const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
       for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group, sample });
     }
-    const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng);
+    const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
     const trajectories = rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings);
     const rolloutMs = Date.now() - started;
     const groups = byGroup(trajectories);
@@ -246,7 +246,7 @@ export class Trainer {
     if (this.spec.specVersion === 2 && training.evalGreedy && training.evalTemperature > 0) runs.push(['greedy', 0]);
     const metrics: Metrics = {};
     for (const [protocol, temperature] of runs) {
-      const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation));
+      const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation), this.spec.specVersion === 2);
       const result = evaluate(policy, this.definition, this.spec.environment.config, { ...this.settings, temperature }, this.tokenizer, this.contexts, training.evalEpisodes);
       const names = EVAL_METRICS[protocol];
       Object.assign(metrics, { [names.success]: result.success, [names.return]: result.meanReturn, [names.formatValid]: result.formatValid });

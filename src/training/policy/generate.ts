@@ -1,6 +1,7 @@
+import type * as tf from '@tensorflow/tfjs';
 import { Rng } from '../random';
 import { sampleToken } from './sampling';
-import { TransformerLM, disposeCache } from './transformer';
+import { KvCache, TransformerLM, disposeCache } from './transformer';
 
 export interface GenerationOptions {
   temperature: number;
@@ -27,12 +28,22 @@ const COMPACT_BELOW = 0.5;
  * shared `rng`, row by row in order, so generation is deterministic per seed and backend.
  */
 export function generate(model: TransformerLM, prompts: readonly (readonly number[])[], options: GenerationOptions): Generation[] {
-  const results: Generation[] = prompts.map(() => ({ tokens: [], logProbs: [], entropies: [], stopped: false }));
-  if (prompts.length === 0) return results;
+  if (prompts.length === 0) return [];
+  return decode(model, model.prefill(prompts), options);
+}
+
+/**
+ * The decoding loop of `generate` from a prompt already fed to the model: the logits for each
+ * row's first new token and the cache of its prompt (from `prefill`, or `extend` of an earlier
+ * turn's cache). The cache is consumed.
+ */
+export function decode(model: TransformerLM, start: { logits: tf.Tensor2D; cache: KvCache }, options: GenerationOptions): Generation[] {
+  const count = start.logits.shape[0];
+  const results: Generation[] = Array.from({ length: count }, () => ({ tokens: [], logProbs: [], entropies: [], stopped: false }));
   const V = model.config.vocabSize;
-  let { logits, cache } = model.prefill(prompts);
-  /** rows[i] = index into `prompts` of cache row i. */
-  let rows = prompts.map((_, i) => i);
+  let { logits, cache } = start;
+  /** rows[i] = index into the batch of cache row i. */
+  let rows = results.map((_, i) => i);
   for (let step = 0; ; step++) {
     const values = logits.dataSync() as Float32Array;
     logits.dispose();

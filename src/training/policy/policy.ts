@@ -1,6 +1,7 @@
 import type { ResponsePolicy } from '../rollout/engine';
 import { Rng } from '../random';
-import { generate, Generation } from './generate';
+import { decode, Generation, GenerationOptions } from './generate';
+import { CachedPrompt, PromptCache } from './prompt-cache';
 import { SPECIAL_TOKENS, Tokenizer } from './tokenizer';
 import { TransformerLM } from './transformer';
 
@@ -9,27 +10,64 @@ export const GENERATION_BUDGET_FLOATS = 64 * 1024 * 1024;
 
 /**
  * The transformer as a rollout policy: batched sampling with a KV cache from a shared Rng. A
- * batch too large for memory is generated in consecutive chunks of rows.
+ * prompt that extends one of the previous call's (the next turn of an episode) is fed only its
+ * new tokens on top of that prompt's cache; a batch too large for memory is generated in
+ * consecutive chunks of rows. Call `release` when the rollout is over.
  */
 export class TransformerPolicy implements ResponsePolicy {
   private readonly eosId: number;
+  private readonly prompts: PromptCache;
 
+  /**
+   * `reusePrompts: false` feeds every prompt whole, as jobs stored before spec version 2 ran:
+   * reusing a cache gives the same distribution up to rounding, which can still flip a sampled
+   * token, and such jobs resume exactly as they would have run.
+   */
   constructor(
     readonly model: TransformerLM,
     readonly tokenizer: Tokenizer,
     private readonly rng: Rng,
+    private readonly reusePrompts = true,
   ) {
     this.eosId = tokenizer.id(SPECIAL_TOKENS.eos);
+    this.prompts = new PromptCache(model);
   }
 
   respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[] {
     const options = { temperature, maxNewTokens, eosId: this.eosId, rng: this.rng };
     const length = Math.max(0, ...prompts.map((p) => p.length)) + maxNewTokens;
     const perChunk = Math.max(1, Math.floor(GENERATION_BUDGET_FLOATS / this.model.activationFloats(1, length, false)));
-    if (prompts.length <= perChunk) return generate(this.model, prompts, options);
-    const out: Generation[] = [];
-    for (let start = 0; start < prompts.length; start += perChunk) out.push(...generate(this.model, prompts.slice(start, start + perChunk), options));
+    const out: Generation[] = new Array(prompts.length);
+    // One batch per cached batch the prompts continue, and one of prompts fed from scratch.
+    const found = prompts.map((p) => (this.reusePrompts ? this.prompts.find(p) : undefined));
+    const groups = new Map<unknown, number[]>();
+    prompts.forEach((_, i) => {
+      const key = found[i]?.batch ?? null;
+      (groups.get(key) ?? groups.set(key, []).get(key)!).push(i);
+    });
+    for (const rows of groups.values()) {
+      for (let start = 0; start < rows.length; start += perChunk) {
+        const chunk = rows.slice(start, start + perChunk);
+        const generated = this.generateChunk(chunk.map((i) => prompts[i]), chunk.map((i) => found[i]), options);
+        chunk.forEach((i, j) => (out[i] = generated[j]));
+      }
+    }
+    this.prompts.advance();
     return out;
+  }
+
+  /** Drops the cached prompts (the rollout is over). */
+  release(): void {
+    this.prompts.release();
+  }
+
+  private generateChunk(prompts: readonly (readonly number[])[], found: readonly (CachedPrompt | undefined)[], options: GenerationOptions): Generation[] {
+    const continued = found as CachedPrompt[];
+    const start = found[0]
+      ? this.model.extend(this.prompts.rowsOf(continued), prompts.map((p, i) => p.slice(continued[i].tokens.length)))
+      : this.model.prefill(prompts);
+    if (this.reusePrompts) this.prompts.add(prompts, start.cache);
+    return decode(this.model, start, options);
   }
 }
 

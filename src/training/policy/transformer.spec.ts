@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { useTestBackend } from '../../../test/support/tf';
 import { Rng } from '../random';
 import { generate } from './generate';
-import { TransformerLM } from './transformer';
+import { TransformerLM, disposeCache } from './transformer';
 
 const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4, rope: true };
 
@@ -93,5 +93,40 @@ describe('TransformerLM', () => {
     // Projections and the feed-forward run on one new token per row whatever the history.
     const unchangedMatMuls = long.filter((k, i) => k.name === 'BatchMatMul' && k.shape === short[i].shape);
     expect(unchangedMatMuls.length).toBeGreaterThanOrEqual(config.layers * 4);
+  });
+
+  it('extends a cache by new tokens per row with the logits a full prefill of the longer prompt gives (within 1e-4)', () => {
+    const rng = new Rng(21);
+    const first = [randomPrompt(rng, 4), randomPrompt(rng, 9), randomPrompt(rng, 6)];
+    const more = [randomPrompt(rng, 5), randomPrompt(rng, 1), randomPrompt(rng, 3)];
+    const before = tf.memory().numTensors;
+    const fed = model.prefill(first);
+    fed.logits.dispose();
+    // Rows copied out of the batch in another order, as the next turn takes the episodes still running.
+    const order = [2, 0, 1];
+    const batch = model.copyRows(fed.cache, order);
+    disposeCache(fed.cache);
+    const extended = model.extend(batch, order.map((b) => more[b]));
+    const reordered = <T>(xs: T[]) => order.map((b) => xs[b]);
+    first.splice(0, 3, ...reordered(first));
+    more.splice(0, 3, ...reordered(more));
+    expect(extended.cache.nextPosition).toEqual(first.map((p, b) => p.length + more[b].length));
+    const viaCache = extended.logits.arraySync();
+    const full = model.prefill(first.map((p, b) => [...p, ...more[b]]));
+    const direct = full.logits.arraySync();
+    for (let b = 0; b < first.length; b++) {
+      const maxDiff = Math.max(...viaCache[b].slice(1).map((x, v) => Math.abs(x - direct[b][v + 1])));
+      expect(maxDiff).toBeLessThan(1e-4);
+    }
+    // Decoding on from the extended cache equals decoding on from the full prefill.
+    const next = model.decodeStep(extended.cache, [3, 4, 5]);
+    const nextDirect = model.decodeStep(full.cache, [3, 4, 5]);
+    const a = next.logits.arraySync();
+    const c = nextDirect.logits.arraySync();
+    for (let b = 0; b < first.length; b++) expect(Math.max(...a[b].slice(1).map((x, v) => Math.abs(x - c[b][v + 1])))).toBeLessThan(1e-4);
+    tf.dispose([extended.logits, full.logits, next.logits, nextDirect.logits]);
+    disposeCache(next.cache);
+    disposeCache(nextDirect.cache);
+    expect(tf.memory().numTensors).toBe(before);
   });
 });

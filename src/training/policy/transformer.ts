@@ -268,8 +268,72 @@ export class TransformerLM {
     return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p) => p + 1) } };
   }
 
+  /**
+   * Feeds each row its own segment of new tokens (left-padded to a common length G) after the
+   * cached ones, and returns the logits for the token after each segment and the grown cache:
+   * a prefill that starts from a cache, so a multi-turn episode's next prompt costs its new
+   * tokens (the last response and the environment's answer) instead of its whole history. New
+   * token i of a row attends to the row's cached tokens and to its own segment up to i. The input
+   * cache is disposed.
+   */
+  extend(cache: KvCache, segments: readonly (readonly number[])[]): { logits: tf.Tensor2D; cache: KvCache } {
+    const B = segments.length;
+    const G = Math.max(...segments.map((s) => s.length));
+    if (segments.some((s) => s.length === 0)) throw new Error('extend: every row needs at least one new token');
+    if (Math.max(...cache.nextPosition.map((p, b) => p + segments[b].length)) + 1 > this.config.contextLength) {
+      throw new Error(`extended prompt exceeds context ${this.config.contextLength}`);
+    }
+    const ids = new Int32Array(B * G);
+    const positionIds = new Int32Array(B * G);
+    const mask = new Float32Array(B * G);
+    segments.forEach((segment, b) => {
+      const pad = G - segment.length;
+      segment.forEach((token, i) => {
+        ids[b * G + pad + i] = token;
+        positionIds[b * G + pad + i] = cache.nextPosition[b] + i;
+        mask[b * G + pad + i] = 1;
+      });
+    });
+    const segmentMask = tf.tensor2d(mask, [B, G]);
+    const keyMask = tf.tidy(() => tf.concat([cache.keyMask, segmentMask], 1) as tf.Tensor2D);
+    const keys: tf.Tensor4D[] = [];
+    const values: tf.Tensor4D[] = [];
+    const logits = tf.tidy(() => {
+      const tokens = tf.tensor2d(ids, [B, G], 'int32');
+      const positions = tf.tensor2d(positionIds, [B, G], 'int32');
+      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
+      // [B, 1, G, S + G]: every cached token that is not padding, then causal over the segment.
+      const cached = tf.tile(paddingBias(cache.keyMask), [1, 1, G, 1]);
+      const own = tf.add(causalBias(G), paddingBias(segmentMask));
+      const bias = tf.concat([cached, own], 3) as tf.Tensor4D;
+      const rotation = this.ropeTables ? this.rotationFor(positions, G) : null;
+      this.blocks.forEach((block, l) => {
+        x = this.block(block, x, rotation, (q) => {
+          const kv = this.splitKv(block, q.normed, rotation);
+          const k = tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D;
+          const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
+          keys.push(tf.keep(k));
+          values.push(tf.keep(v));
+          return { keys: k, values: v, bias };
+        });
+      });
+      const last = tf.slice(x, [0, G - 1, 0], [B, 1, this.config.dModel]);
+      return tf.reshape(this.heads(last, B, 1).logits, [B, this.config.vocabSize]) as tf.Tensor2D;
+    });
+    segmentMask.dispose();
+    disposeCache(cache);
+    return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p, b) => p + segments[b].length) } };
+  }
+
   /** Keeps only the given rows of the cache (finished sequences leave the batch). Disposes the input. */
   selectRows(cache: KvCache, rows: readonly number[]): KvCache {
+    const next = this.copyRows(cache, rows);
+    disposeCache(cache);
+    return next;
+  }
+
+  /** The given rows of a cache (in that order, repeats allowed) as a new cache; the input is kept. */
+  copyRows(cache: KvCache, rows: readonly number[]): KvCache {
     const index = tf.tensor1d(Int32Array.from(rows), 'int32');
     const pick = <T extends tf.Tensor>(t: T): T => tf.gather(t, index, 0) as T;
     const next: KvCache = {
@@ -279,7 +343,6 @@ export class TransformerLM {
       nextPosition: rows.map((r) => cache.nextPosition[r]),
     };
     index.dispose();
-    disposeCache(cache);
     return next;
   }
 

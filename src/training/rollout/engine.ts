@@ -7,6 +7,8 @@ import { ParsedResponse, parseResponse } from './parse';
 /** Anything that can answer a batch of prompts: the transformer policy, or a baseline. */
 export interface ResponsePolicy {
   respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[];
+  /** Frees what the policy kept between the turns of a rollout (called when the rollout ends). */
+  release?(): void;
 }
 
 export interface RolloutSettings {
@@ -109,6 +111,7 @@ export function rollout(
       playTurn(episode, prompts[i], response, text, settings);
     });
   }
+  policy.release?.();
   return episodes.map((e) => e.trajectory);
 }
 
