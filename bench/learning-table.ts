@@ -104,7 +104,16 @@ export function canonicalJson(value: unknown): string {
  * Knobs added after results were stored, at the value that leaves a run as it was: left out of
  * the digest so that adding a knob does not make every stored run stale.
  */
-const NEUTRAL_ALGORITHM_FIELDS: Readonly<Record<string, unknown>> = { worldModelCoef: 0 };
+const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = { 'algorithm.config.worldModelCoef': 0, 'training.warmup.worldModelCoef': 0 };
+
+/** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */
+function withoutNeutral(value: Record<string, unknown>, prefix = ''): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([field, v]) => !(`${prefix}${field}` in NEUTRAL_FIELDS && NEUTRAL_FIELDS[`${prefix}${field}`] === v))
+      .map(([field, v]) => [field, v && typeof v === 'object' && !Array.isArray(v) ? withoutNeutral(v as Record<string, unknown>, `${prefix}${field}.`) : v]),
+  );
+}
 
 /**
  * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
@@ -112,7 +121,6 @@ const NEUTRAL_ALGORITHM_FIELDS: Readonly<Record<string, unknown>> = { worldModel
  */
 export function keyId(key: RunKey): string {
   const { name: _name, ...resolved } = parseJobSpec(specOf(key));
-  const config = Object.fromEntries(Object.entries(resolved.algorithm.config).filter(([field, value]) => NEUTRAL_ALGORITHM_FIELDS[field] !== value));
-  const digest = createHash('sha256').update(canonicalJson({ ...resolved, algorithm: { ...resolved.algorithm, config } })).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(canonicalJson(withoutNeutral(resolved as unknown as Record<string, unknown>))).digest('hex').slice(0, 16);
   return `${canonicalJson(key)}#${digest}`;
 }

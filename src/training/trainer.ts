@@ -184,7 +184,7 @@ export class Trainer {
     for (let i = 0; i < warmup.steps; i++) {
       const rows = scriptedExamples(warmup.kind, this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
       if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
-      losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM));
+      losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));
       if ((i + 1) % 25 === 0) callbacks.onLog?.(`warm-up ${warmup.kind} ${i + 1}/${warmup.steps} loss ${losses[i].toFixed(4)}`);
     }
     optimizer.dispose();

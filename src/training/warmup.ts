@@ -3,7 +3,7 @@ import { aggregationWeights, tokenLogProbs, weightedTokenSum } from './algorithm
 import { clipByGlobalNorm } from './algorithms/grad';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
-import { PackedBatch, SequenceRow, TurnSequence, packTurns } from './policy/batch';
+import { PackedBatch, PackedTurns, TurnSequence, packTurns } from './policy/batch';
 import { SPECIAL_TOKENS, THOUGHT_TOKENS, Tokenizer } from './policy/tokenizer';
 import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
@@ -31,8 +31,8 @@ export function scriptedExamples(
   rng: Rng,
   seeds: () => number,
   count: number,
-): SequenceRow[] {
-  const examples: SequenceRow[] = [];
+): PackedTurns[] {
+  const examples: PackedTurns[] = [];
   let turns = 0;
   const eos = tokenizer.id(SPECIAL_TOKENS.eos);
   for (let guard = 0; turns < count && guard < count * 4; guard++) {
@@ -77,19 +77,25 @@ function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition[
 }
 
 /**
- * One supervised step: token-mean cross-entropy of the responses given their contexts, Adam,
- * gradient clipping at `maxGradNorm`. Returns the loss before the update.
+ * One supervised step: token-mean cross-entropy of the responses given their contexts (plus,
+ * with `worldModelCoef`, that weight times the token-mean cross-entropy of the environment's
+ * feedback between responses), Adam, gradient clipping at `maxGradNorm`. Returns the loss before
+ * the update.
  */
-export function supervisedStep(model: TransformerLM, optimizer: Adam, rows: readonly SequenceRow[], maxGradNorm: number): number {
+export function supervisedStep(model: TransformerLM, optimizer: Adam, rows: readonly PackedTurns[], maxGradNorm: number, worldModelCoef = 0): number {
   const batch = new PackedBatch(rows);
   const names = new Map(model.namedVariables().map(([name, v]) => [v.name, name]));
+  const feedbackTokens = rows.reduce((n, r) => n + r.feedbackIndex.length, 0);
   const { value, grads } = tf.tidy(() => {
     const inputs = batch.inputTensor();
     const targets = batch.targetOneHot(model.config.vocabSize);
     const weights = tf.tensor2d(aggregationWeights(batch.responseMask(), rows.map((_, i) => i), 'token-mean'));
+    const feedback = worldModelCoef > 0 && feedbackTokens > 0 ? batch.atTokens(rows.map((r) => r.feedbackIndex), rows.map((r) => r.feedbackIndex.map(() => worldModelCoef / feedbackTokens))) : null;
     return tf.variableGrads(() => {
       const { logits } = model.forward(inputs);
-      return tf.neg(weightedTokenSum(tokenLogProbs(logits, targets), weights)) as tf.Scalar;
+      const logProbs = tokenLogProbs(logits, targets);
+      const loss = tf.neg(weightedTokenSum(logProbs, weights)) as tf.Scalar;
+      return feedback ? (tf.sub(loss, weightedTokenSum(logProbs, feedback)) as tf.Scalar) : loss;
     }, model.trainableVariables());
   });
   applyClipped(optimizer, grads, names, maxGradNorm);
