@@ -54,12 +54,17 @@ const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix
 });
 
 /** The table's columns: each warm-up with the three presets; StarPO-S over three seeds, also with <think>. */
-export const COLUMNS: readonly Column[] = (['format', 'demonstrations'] as const).flatMap((warmup) => [
-  column(warmup, 'starpo-ppo', [1]),
-  column(warmup, 'starpo-grpo', [1]),
-  column(warmup, 'starpo-s', THREE_SEEDS),
-  column(warmup, 'starpo-s', THREE_SEEDS, 'think', { rollout: { think: true, maxTokensPerTurn: 24 } }),
-]);
+export const COLUMNS: readonly Column[] = [
+  ...(['format', 'demonstrations'] as const).flatMap((warmup) => [
+    column(warmup, 'starpo-ppo', [1]),
+    column(warmup, 'starpo-grpo', [1]),
+    column(warmup, 'starpo-s', THREE_SEEDS),
+    column(warmup, 'starpo-s', THREE_SEEDS, 'think', { rollout: { think: true, maxTokensPerTurn: 24 } }),
+  ]),
+  // Learning without an expert: levers on top of StarPO-S from the format warm-up.
+  column('format', 'starpo-s', THREE_SEEDS, 'world model', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', { algorithm: { worldModelCoef: 1 } }),
+];
 
 export interface RunKey {
   revision: number;
@@ -89,7 +94,7 @@ export function specOf(key: RunKey): Record<string, unknown> {
     algorithm: { id: key.preset, ...(algorithm ? { config: algorithm } : {}) },
     ...(model ? { model: { config: model } } : {}),
     ...(rollout ? { rollout } : {}),
-    training: { ...training, steps: key.steps, seed: key.seed, checkpointEvery: 0, warmup: { kind: key.warmup }, ...key.protocol },
+    training: { ...training, steps: key.steps, seed: key.seed, checkpointEvery: 0, warmup: { ...(training?.warmup as object), kind: key.warmup }, ...key.protocol },
   };
 }
 
