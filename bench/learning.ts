@@ -7,7 +7,7 @@
  * appended to `--out` keyed by every setting that changes it, so the table resumes where it
  * stopped and only missing runs are trained.
  *
- *   npm run bench:learning -- [--rows sokoban,frozenlake] [--columns format/starpo-s,...]
+ *   npm run bench:learning -- [--rows sokoban,frozenlake] [--columns format/starpo-s,...] [--seeds 1]
  *                             [--parallel 2] [--print] [--out bench/results/learning.jsonl]
  */
 import { spawn } from 'node:child_process';
@@ -91,6 +91,7 @@ async function main(): Promise<void> {
       rows: { type: 'string', default: ROWS.map((r) => r.name).join(',') },
       columns: { type: 'string', default: COLUMNS.map((c) => c.name).join(',') },
       parallel: { type: 'string', default: '2' },
+      seeds: { type: 'string' },
       print: { type: 'boolean', default: false },
       out: { type: 'string', default: 'bench/results/learning.jsonl' },
     },
@@ -101,7 +102,10 @@ async function main(): Promise<void> {
   }
   const rows = ROWS.filter((r) => values.rows!.split(',').includes(r.name));
   const columns: Column[] = COLUMNS.filter((c) => values.columns!.split(',').includes(c.name));
-  const keys = rows.flatMap((row) => columns.filter((c) => c.warmup === 'format' || row.hasExpert).flatMap((c) => c.seeds.map((seed) => runKey(row, c, seed))));
+  const seeds = values.seeds?.split(',').map(Number);
+  const keys = rows.flatMap((row) =>
+    columns.filter((c) => c.warmup === 'format' || row.hasExpert).flatMap((c) => c.seeds.filter((seed) => !seeds || seeds.includes(seed)).map((seed) => runKey(row, c, seed))),
+  );
   mkdirSync(dirname(values.out!), { recursive: true });
   const done = readResults(values.out!);
   const pending = values.print ? [] : keys.filter((key) => !done.some((d) => d.id === keyId(key)));
