@@ -241,31 +241,7 @@ export class TransformerLM {
    * The input cache is disposed.
    */
   decodeStep(cache: KvCache, tokenIds: readonly number[]): { logits: tf.Tensor2D; cache: KvCache } {
-    const B = tokenIds.length;
-    const keys: tf.Tensor4D[] = [];
-    const values: tf.Tensor4D[] = [];
-    const keyMask = tf.tidy(() => tf.concat([cache.keyMask, tf.ones([B, 1])], 1) as tf.Tensor2D);
-    const logits = tf.tidy(() => {
-      const tokens = tf.tensor2d(Int32Array.from(tokenIds), [B, 1], 'int32');
-      const positions = tf.tensor2d(Int32Array.from(cache.nextPosition), [B, 1], 'int32');
-      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
-      const bias = paddingBias(keyMask); // [B, 1, 1, S+1]
-      const rotation = this.ropeTables ? this.rotationFor(positions, 1) : null;
-      this.blocks.forEach((block, l) => {
-        x = this.block(block, x, rotation, (q) => {
-          const kv = this.splitKv(block, q.normed, rotation);
-          const k = tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D;
-          const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
-          keys.push(tf.keep(k));
-          values.push(tf.keep(v));
-          return { keys: k, values: v, bias };
-        });
-      });
-      const out = this.heads(x, B, 1);
-      return tf.reshape(out.logits, [B, this.config.vocabSize]) as tf.Tensor2D;
-    });
-    disposeCache(cache);
-    return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p) => p + 1) } };
+    return this.extend(cache, tokenIds.map((token) => [token]));
   }
 
   /**
@@ -302,10 +278,10 @@ export class TransformerLM {
       const tokens = tf.tensor2d(ids, [B, G], 'int32');
       const positions = tf.tensor2d(positionIds, [B, G], 'int32');
       let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
-      // [B, 1, G, S + G]: every cached token that is not padding, then causal over the segment.
-      const cached = tf.tile(paddingBias(cache.keyMask), [1, 1, G, 1]);
-      const own = tf.add(causalBias(G), paddingBias(segmentMask));
-      const bias = tf.concat([cached, own], 3) as tf.Tensor4D;
+      // [B, 1, G, S + G]: every token that is not padding, and causal over the segment (one new
+      // token per row, as in decoding, needs only the padding).
+      const S = cache.keyMask.shape[1];
+      const bias = G === 1 ? paddingBias(keyMask) : tf.add(paddingBias(keyMask), tf.concat([tf.zeros([G, S]), causalBias(G)], 1));
       const rotation = this.ropeTables ? this.rotationFor(positions, G) : null;
       this.blocks.forEach((block, l) => {
         x = this.block(block, x, rotation, (q) => {
