@@ -6,10 +6,11 @@
  * settings). For each run it prints the collapse step (smoothed success below half of its
  * running peak after having risen), the first warning step and the lead time; then the detection
  * rate, median lead time and false alarms, for the runs the default thresholds were calibrated on,
- * for held-out seeds added afterwards, and for all. Metrics are cached as JSON lines in --cache, so
- * detectors can be re-tuned by replaying them (`--replay`); about 50 minutes to train on 2 cores.
+ * for held-out seeds added afterwards, for abrupt breaks at learning rates up to 0.05, and for
+ * all. Metrics are cached as JSON lines in --cache, so detectors can be re-tuned by replaying
+ * them (`--replay`); bench/collapse.md explains the defaults.
  *
- *   npm run bench:collapse -- [--parallel 2] [--cache bench/results/collapse] [--replay]
+ *   npm run bench:collapse -- [--parallel 2] [--runs bandit-,sokoban-] [--cache bench/results/collapse-v2] [--replay]
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -28,54 +29,67 @@ export interface SuiteRun {
   /**
    * Evidence the defaults did not see: round 1 was added after the thresholds of stop 8 were
    * calibrated on the other runs; round 2 after kl_overshoot, the rise rule of the collapse step
-   * and reward_std_drop's severity were decided on rounds 0 and 1.
+   * and reward_std_drop's severity were decided on rounds 0 and 1. `abrupt`: learning rates up to
+   * 0.05 with both advantage kinds on every environment, added with kl_spike (breaks within a few
+   * steps of the start).
    */
-  heldOut?: 1 | 2;
+  heldOut?: 1 | 2 | 'abrupt';
 }
 
-const frozenLake = (preset: string, learningRate: number, steps: number, seed = 1) => ({
-  environment: { id: 'frozenlake', config: { slippery: false } },
-  algorithm: { id: preset, config: { miniBatches: 4 } },
-  model: { config: { dModel: 32, contextLength: 64 } },
-  rollout: { groups: 16, groupSize: 8, historyTurns: 0, maxTokensPerTurn: 24, think: false },
-  training: { steps, learningRate, seed, evalEvery: 0, evalEpisodes: 32, checkpointEvery: 0, warmup: { steps: 150 } },
+/**
+ * A suite job: the defaults (RAGEN's update and history, the recipe's model) at the run's learning
+ * rate, with 8×8 rollouts instead of 8×16 to halve the cost, and no evaluation (collapse is read
+ * from the rollouts' success).
+ */
+const job = (env: string, config: Record<string, unknown>, preset: string, learningRate: number, steps: number, seed: number) => ({
+  environment: { id: env, config },
+  algorithm: { id: preset },
+  rollout: { groups: 8, groupSize: 8 },
+  training: { steps, learningRate, seed, evalEvery: 0, evalEpisodes: 32, checkpointEvery: 0 },
 });
-const bandit = (preset: string, learningRate: number, steps: number, seed = 1) => ({
-  environment: { id: 'bandit' },
-  algorithm: { id: preset, config: { miniBatches: 4 } },
-  model: { config: { dModel: 32, contextLength: 48 } },
-  rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
-  training: { steps, learningRate, seed, evalEvery: 0, evalEpisodes: 32, checkpointEvery: 0, warmup: { steps: 120 } },
-});
+const frozenLake = (preset: string, learningRate: number, steps: number, seed = 1) => job('frozenlake', { slippery: false }, preset, learningRate, steps, seed);
+const slippery = (preset: string, learningRate: number, steps: number, seed = 1) => job('frozenlake', { slippery: true }, preset, learningRate, steps, seed);
+const bandit = (preset: string, learningRate: number, steps: number, seed = 1) => job('bandit', {}, preset, learningRate, steps, seed);
+const sokoban = (preset: string, learningRate: number, steps: number, seed = 1) => job('sokoban', {}, preset, learningRate, steps, seed);
+
+const ABRUPT_RATES = [5e-3, 1e-2, 2e-2, 5e-2];
+const ENVIRONMENTS: [string, typeof bandit][] = [['bandit', bandit], ['frozenlake', frozenLake], ['sokoban', sokoban]];
+const ABRUPT: SuiteRun[] = ENVIRONMENTS.flatMap(([env, make]) =>
+  ['starpo-ppo', 'starpo-grpo'].flatMap((preset) =>
+    ABRUPT_RATES.map((lr) => ({ name: `${env}-${preset.replace('starpo-', '')}-lr${lr}`, expectation: 'collapse' as const, spec: make(preset, lr, 40), heldOut: 'abrupt' as const })),
+  ),
+);
 
 export const SUITE: SuiteRun[] = [
-  { name: 'frozenlake-grpo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250) },
-  { name: 'frozenlake-ppo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250) },
-  { name: 'frozenlake-s-lr2e-3', expectation: 'collapse', spec: frozenLake('starpo-s', 2e-3, 300) },
+  { name: 'frozenlake-grpo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150) },
+  { name: 'frozenlake-ppo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150) },
+  { name: 'frozenlake-s-lr2e-3', expectation: 'collapse', spec: frozenLake('starpo-s', 2e-3, 150) },
   { name: 'bandit-grpo-lr1e-3', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150) },
   { name: 'bandit-s-lr5e-3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120) },
-  { name: 'frozenlake-grpo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 2) },
-  { name: 'frozenlake-ppo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250, 2) },
-  { name: 'frozenlake-s-lr1e-3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250) },
-  { name: 'frozenlake-s-lr1e-3-seed2', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 2) },
-  { name: 'frozenlake-slippery-s-lr1e-3', expectation: 'healthy', spec: { ...frozenLake('starpo-s', 1e-3, 200), environment: { id: 'frozenlake', config: { slippery: true } } } },
+  { name: 'frozenlake-grpo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 2) },
+  { name: 'frozenlake-ppo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150, 2) },
+  { name: 'frozenlake-s-lr1e-3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150) },
+  { name: 'frozenlake-s-lr1e-3-seed2', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 2) },
+  { name: 'frozenlake-slippery-s-lr1e-3', expectation: 'healthy', spec: slippery('starpo-s', 1e-3, 150) },
   { name: 'bandit-s-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150) },
   { name: 'bandit-s-grpo-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150) },
+  { name: 'sokoban-s-lr1e-3', expectation: 'healthy', spec: sokoban('starpo-s', 1e-3, 100) },
   // The same settings with seeds the calibration never saw.
-  { name: 'frozenlake-grpo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 3), heldOut: 1 },
-  { name: 'frozenlake-ppo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 250, 3), heldOut: 1 },
+  { name: 'frozenlake-grpo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 3), heldOut: 1 },
+  { name: 'frozenlake-ppo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150, 3), heldOut: 1 },
   { name: 'bandit-grpo-lr1e-3-seed2', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-lr5e-3-seed2', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 2), heldOut: 1 },
-  { name: 'frozenlake-s-lr1e-3-seed3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 3), heldOut: 1 },
-  { name: 'frozenlake-slippery-s-lr1e-3-seed2', expectation: 'healthy', spec: { ...frozenLake('starpo-s', 1e-3, 200, 2), environment: { id: 'frozenlake', config: { slippery: true } } }, heldOut: 1 },
+  { name: 'frozenlake-s-lr1e-3-seed3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 3), heldOut: 1 },
+  { name: 'frozenlake-slippery-s-lr1e-3-seed2', expectation: 'healthy', spec: slippery('starpo-s', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-grpo-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 2), heldOut: 1 },
   // Round 2: seeds no decision has seen.
-  { name: 'frozenlake-grpo-lr3e-3-seed4', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 250, 4), heldOut: 2 },
+  { name: 'frozenlake-grpo-lr3e-3-seed4', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 4), heldOut: 2 },
   { name: 'bandit-s-lr5e-3-seed3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 3), heldOut: 2 },
-  { name: 'frozenlake-s-lr1e-3-seed4', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 250, 4), heldOut: 2 },
+  { name: 'frozenlake-s-lr1e-3-seed4', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 4), heldOut: 2 },
   { name: 'bandit-s-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 3), heldOut: 2 },
   { name: 'bandit-s-grpo-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 3), heldOut: 2 },
+  ...ABRUPT,
 ];
 
 export type Series = { step: number; metrics: Metrics }[];
@@ -134,33 +148,39 @@ export function score(name: string, expectation: string, series: Series): RunSco
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { parallel: { type: 'string', default: '2' }, cache: { type: 'string', default: 'bench/results/collapse' }, replay: { type: 'boolean' }, train: { type: 'string' }, out: { type: 'string' } } });
+  const { values } = parseArgs({ options: { parallel: { type: 'string', default: '2' }, cache: { type: 'string', default: 'bench/results/collapse-v2' }, replay: { type: 'boolean' }, runs: { type: 'string' }, train: { type: 'string' }, out: { type: 'string' } } });
   if (values.train) {
     await trainOne(SUITE.find((r) => r.name === values.train)!, values.out!);
     return;
   }
   mkdirSync(values.cache!, { recursive: true });
   const pathOf = (run: SuiteRun) => join(values.cache!, `${run.name}.jsonl`);
-  const missing = SUITE.filter((run) => !existsSync(pathOf(run)));
+  const selected = values.runs ? SUITE.filter((run) => values.runs!.split(',').some((pattern) => run.name.startsWith(pattern))) : SUITE;
+  const missing = selected.filter((run) => !existsSync(pathOf(run)));
   if (missing.length > 0 && values.replay) throw new Error(`--replay: no cached metrics for ${missing.map((r) => r.name).join(', ')}`);
   const queue = [...missing];
   await Promise.all(Array.from({ length: Number(values.parallel) }, async () => {
     for (let run = queue.shift(); run; run = queue.shift()) await spawnTrain(run, pathOf(run));
   }));
 
-  const scores = SUITE.map((run) => ({ run, score: score(run.name, run.expectation, readFileSync(pathOf(run), 'utf8').trim().split('\n').map((l) => JSON.parse(l))) }));
+  const scores = selected.filter((run) => existsSync(pathOf(run))).map((run) => ({ run, score: score(run.name, run.expectation, readFileSync(pathOf(run), 'utf8').trim().split('\n').map((l) => JSON.parse(l))) }));
   console.log('run                                  expected   collapse  first warning (detector)                 lead   warnings (non-info) on a run that did not collapse');
   for (const { run, score: s } of scores) {
     const first = s.firstWarning ? `${s.firstWarning.step} (${s.firstWarning.detector}, ${s.firstWarning.severity})` : '–';
     const alarms = s.collapse === null ? s.warnings.map((w) => `${w.step}:${w.detector}/${w.severity}`).join(' ') || 'none' : '';
-    console.log(`${(s.name + (run.heldOut ? ' ' + '*'.repeat(run.heldOut) : '')).padEnd(36)} ${s.expectation.padEnd(9)} ${String(s.collapse ?? '–').padStart(8)}  ${first.padEnd(40)} ${String(s.lead ?? '–').padStart(5)}   ${alarms}`);
+    const mark = run.heldOut === 'abrupt' ? ' †' : run.heldOut ? ' ' + '*'.repeat(run.heldOut) : '';
+    console.log(`${(s.name + mark).padEnd(36)} ${s.expectation.padEnd(9)} ${String(s.collapse ?? '–').padStart(8)}  ${first.padEnd(40)} ${String(s.lead ?? '–').padStart(5)}   ${alarms}`);
   }
-  console.log('(* held out, round 1: added after the stop-8 thresholds were set; ** round 2: added after kl_overshoot, the rise rule and reward_std_drop as info were decided)');
+  console.log('(* held out, round 1: added after the stop-8 thresholds were set; ** round 2: added after kl_overshoot, the rise rule and reward_std_drop as info were decided; † abrupt: learning rates up to 0.05, added with kl_spike)');
   summarize('calibration runs', scores.filter((s) => !s.run.heldOut).map((s) => s.score));
   summarize('held-out runs, round 1', scores.filter((s) => s.run.heldOut === 1).map((s) => s.score));
   summarize('held-out runs, round 2', scores.filter((s) => s.run.heldOut === 2).map((s) => s.score));
+  summarize('abrupt breaks (learning rates up to 0.05)', scores.filter((s) => s.run.heldOut === 'abrupt').map((s) => s.score));
   summarize('all runs', scores.map((s) => s.score));
-  console.log('\ntargets: every collapse detected, median lead >= 10, no critical and at most one warning-level false alarm on healthy runs');
+  const breaks = scores.map((s) => s.score).filter((s) => (s.collapse ?? s.declined) !== null && (s.collapse ?? s.declined)! >= 2);
+  const warnedBefore = breaks.filter((s) => s.warnings.some((w) => w.step < (s.collapse ?? s.declined)!));
+  console.log(`\nevery fall below half of the peak at step 2 or later, warned at least one step before: ${warnedBefore.length} of ${breaks.length}${breaks.length > warnedBefore.length ? ` (not: ${breaks.filter((s) => !warnedBefore.includes(s)).map((s) => s.name).join(', ')})` : ''}`);
+  console.log('targets: every collapse detected, median lead >= 10, every break from step 2 on warned a step before, no warning-level or critical alarm on healthy runs');
 }
 
 /**
