@@ -117,6 +117,13 @@ export class JobRepository {
     });
   }
 
+  /** Those of `ids` that are jobs of this database (ids from elsewhere may not even be uuids). */
+  async existingIds(ids: string[]): Promise<string[]> {
+    const uuids = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+    if (uuids.length === 0) return [];
+    return (await this.prisma.job.findMany({ where: { id: { in: uuids } }, select: { id: true } })).map((job) => job.id);
+  }
+
   markUndispatched(ids: string[]) {
     return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null, dispatchedDevice: null } });
   }
