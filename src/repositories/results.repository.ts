@@ -106,9 +106,24 @@ export class ResultsRepository {
     return this.prisma.checkpoint.findFirst({ where: { jobId, health: 'healthy', step: { lte: atOrBefore } }, orderBy: { step: 'desc' } });
   }
 
-  /** Forgets checkpoints after `step` (a rollback returns to it). */
-  discardCheckpointsAfter(jobId: string, step: number) {
-    return this.prisma.checkpoint.deleteMany({ where: { jobId, step: { gt: step } } });
+  /**
+   * A rollback, in one transaction: the running job takes `data` (back to the queue, with its
+   * new spec) and the audit event, and everything it produced after `step` is forgotten:
+   * metrics, trajectories, warnings and checkpoints. Null, with nothing changed, when the job is
+   * no longer running.
+   */
+  rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }) {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({ where: { id: jobId, status: 'running' }, data });
+      if (count === 0) return null;
+      const after = { jobId, step: { gt: step } };
+      await tx.stepMetric.deleteMany({ where: after });
+      await tx.trajectory.deleteMany({ where: after });
+      await tx.collapseWarning.deleteMany({ where: after });
+      await tx.checkpoint.deleteMany({ where: after });
+      await tx.jobEvent.create({ data: { jobId, type: 'audit', message: event.message, data: event.data } });
+      return tx.job.findUnique({ where: { id: jobId } });
+    });
   }
 
   latestCheckpoint(jobId: string) {
