@@ -18,11 +18,11 @@ export class CommitReplyDropper {
   ) {}
 
   static async start(target: { host: string; port: number }): Promise<CommitReplyDropper> {
-    const relays: CommitReplyDropper[] = [];
-    const server = createServer((client) => relays[0].relay(client, target));
+    const server = createServer();
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    relays.push(new CommitReplyDropper(server, (server.address() as { port: number }).port));
-    return relays[0];
+    const proxy = new CommitReplyDropper(server, (server.address() as { port: number }).port);
+    server.on('connection', (client) => proxy.relay(client, target));
+    return proxy;
   }
 
   /** Drops the answers of the next `times` COMMITs. */
