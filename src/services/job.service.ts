@@ -42,20 +42,20 @@ export class JobService {
       const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
       if (existing) return { job: await this.view(this.replay(existing, requestHash)), replayed: true };
     }
-    await this.checkQueuedQuota(principal);
+    const row = {
+      ownerId: principal.userId,
+      name: spec.name,
+      spec: spec as unknown as object,
+      priority: spec.priority,
+      labels: spec.labels,
+      device: spec.device,
+      totalSteps: spec.training.steps,
+      idempotencyKey: idempotencyKey ?? null,
+      requestHash,
+    };
     let job: JobRow;
     try {
-      job = await this.jobs.create({
-        ownerId: principal.userId,
-        name: spec.name,
-        spec: spec as unknown as object,
-        priority: spec.priority,
-        labels: spec.labels,
-        device: spec.device,
-        totalSteps: spec.training.steps,
-        idempotencyKey: idempotencyKey ?? null,
-        requestHash,
-      });
+      job = await this.jobs.create(row, (owner) => this.checkQueuedQuota(owner));
     } catch (error) {
       // A concurrent duplicate with the same key won the insert: answer as its replay.
       const winner = idempotencyKey && isUniqueViolation(error) ? await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey) : null;
@@ -167,12 +167,11 @@ export class JobService {
     return new Map(placements.map((p) => [p.jobId, p]));
   }
 
-  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. */
-  private async checkQueuedQuota(principal: Principal): Promise<void> {
-    const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
-    const queued = await this.jobs.countOwned(principal.userId, 'queued');
-    if (queued >= limit) {
-      throw new QuotaExceeded(`you have ${queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
+  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. Checked under the owner's lock (JobRepository.create). */
+  private checkQueuedQuota(owner: { queued: number; maxQueuedJobs: number | null }): void {
+    const limit = owner.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
+    if (owner.queued >= limit) {
+      throw new QuotaExceeded(`you have ${owner.queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
     }
   }
 
