@@ -123,7 +123,8 @@ function documentedOperations(): string[] {
 type Resources = Record<Target, string>;
 
 describe('access matrix (real HTTP)', () => {
-  const stack = new TestStack();
+  // Webhooks point at loopback (nothing listens there), which an admin must allow.
+  const stack = new TestStack({ apiEnv: { STARLAB_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1' } });
   const keys = {} as Record<Exclude<Caller, 'anonymous'>, string>;
   /** Whose resources a caller is pointed at (see the header). */
   const targets = {} as Record<Caller, Resources>;

@@ -45,6 +45,10 @@ describe('bad input (real HTTP)', () => {
     { name: 'a forged cursor', method: 'GET', path: '/v1/jobs?after=bm9wZQ', status: 400, type: 'invalid-request', fields: ['query.after'] },
     { name: 'a member creating users', method: 'POST', path: '/v1/users', key: 'member', body: { name: 'eve' }, status: 403, type: 'forbidden' },
     { name: 'an unknown user field', method: 'POST', path: '/v1/users', body: { name: 'eve', admin: true }, status: 400, type: 'invalid-request', fields: ['body.admin'] },
+    { name: 'a webhook to loopback', method: 'POST', path: '/v1/webhooks', body: { url: 'http://127.0.0.1:3000/v1/users' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to a name that is loopback', method: 'POST', path: '/v1/webhooks', body: { url: 'http://localhost:5432/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to the cloud metadata service', method: 'POST', path: '/v1/webhooks', body: { url: 'http://169.254.169.254/latest/meta-data/iam/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to a private network', method: 'POST', path: '/v1/webhooks', key: 'member', body: { url: 'https://[fd12:3456::1]/hook' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
   ];
 
   it.each(cases)('rejects $name with $status', async (c) => {

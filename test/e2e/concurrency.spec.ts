@@ -8,8 +8,8 @@ describe('concurrent requests (real HTTP)', () => {
   afterAll(() => stack.stop(), 30_000);
 
   it('holds the queued-jobs quota: 20 submissions at once at a quota of 5 give exactly 5 jobs', async () => {
-    const { body: user } = await stack.request('POST', '/v1/users', { body: { name: 'racer', maxQueuedJobs: 5 } });
-    const key = user.apiKey.key;
+    const { body: created } = await stack.request('POST', '/v1/users', { body: { name: 'racer', maxQueuedJobs: 5 } });
+    const key = created.apiKey.key;
     // No worker: nothing leaves the queue, so every job counts against the quota.
     const responses = await Promise.all(Array.from({ length: 20 }, (_, i) => stack.request('POST', '/v1/jobs', { key, body: tinyJob({ name: `race-${i}` }) })));
     const statuses = responses.map((r) => r.status).sort();
@@ -18,6 +18,6 @@ describe('concurrent requests (real HTTP)', () => {
       expect(refused.body).toMatchObject({ title: 'Quota exceeded', detail: 'you have 5 queued job(s); your quota is 5. Wait for some to start, or cancel some.' });
       expect(refused.headers.get('retry-after')).toBe('60');
     }
-    expect(await stack.prisma.job.count({ where: { ownerId: user.id } })).toBe(5);
+    expect(await stack.prisma.job.count({ where: { ownerId: created.user.id } })).toBe(5);
   }, 60_000);
 });
