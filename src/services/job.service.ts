@@ -5,7 +5,7 @@ import { JobRepository, JobRow } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
 import { parseJobSpec } from '../training/spec/validate';
-import { canControl, canRead } from './access';
+import { canControl, canRead, requireAdmin } from './access';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
@@ -118,10 +118,14 @@ export class JobService {
     throw new Conflict(`job ${id} is ${job.status}; only queued or running jobs can be paused`);
   }
 
-  /** Admins: a running job checkpoints after its current step, goes back to the queue and later resumes exactly. */
+  /**
+   * Admins: a running job checkpoints after its current step, goes back to the queue and later
+   * resumes exactly. A member who can read the job is told it is for admins (403); one who
+   * cannot learns nothing of it (404).
+   */
   async preempt(principal: Principal, id: string): Promise<JobView> {
     const job = await this.readable(principal, id);
-    if (principal.role !== 'admin') throw new NotFound('job', id);
+    requireAdmin(principal, 'preempt jobs');
     const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'preempt' }, { type: 'audit', message: `preemption requested by admin ${principal.name}`, data: { request: 'preempt', actor: principal.name } });
     if (!requested) throw new Conflict(`job ${id} is ${job.status}; only running jobs can be preempted`);
     this.logger.log(`job ${id}: preemption requested by admin ${principal.name}`);
