@@ -109,6 +109,11 @@ export class JobRepository {
     return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true, dispatchedDevice: true }, take: limit });
   }
 
+  /** Running jobs the database says `workerId` holds. */
+  runningOn(workerId: string) {
+    return this.prisma.job.findMany({ where: { status: 'running', workerId }, select: { id: true } });
+  }
+
   /** Running jobs whose worker is not among `aliveWorkers` (it stopped heart-beating). */
   runningOnDeadWorkers(aliveWorkers: string[], limit: number) {
     return this.prisma.job.findMany({

@@ -66,6 +66,23 @@ export class JobRunnerService implements OnModuleDestroy {
     for (const jobId of this.unsettled.keys()) this.logger.warn(`job ${jobId}: final state not stored before shutdown; it is requeued once this worker is gone`);
   }
 
+  /**
+   * At the worker's start, before it takes a job: jobs the database says this worker runs were
+   * held by an earlier process of the same name (STARLAB_WORKER_NAME fixed, the process
+   * restarted before the scheduler saw it gone), whose final state was not stored. Back to the
+   * queue with them; a pending cancel or pause request stays on the job.
+   */
+  async requeueLeftovers(): Promise<number> {
+    const name = this.config.worker.name;
+    let requeued = 0;
+    for (const { id } of await this.jobs.runningOn(name)) {
+      const row = await this.jobs.transition(id, ['running'], { status: 'queued', workerId: null, dispatchedAt: null, dispatchedDevice: null }, { message: `requeued: worker ${name} restarted while it held the job`, data: { status: 'queued', worker: name } });
+      if (row) requeued++;
+    }
+    if (requeued > 0) this.logger.warn(`requeued ${requeued} job(s) an earlier process of ${name} held`);
+    return requeued;
+  }
+
   async run(jobId: string): Promise<void> {
     const job = await this.retried('read the job', () => this.jobs.findById(jobId));
     if (!job || !['queued', 'running'].includes(job.status)) {

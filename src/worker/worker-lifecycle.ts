@@ -34,10 +34,11 @@ export class WorkerLifecycle {
     this.logger.log(`worker ${this.config.worker.name} consuming ${this.config.worker.device} jobs with ${this.config.worker.slots} slot(s) on ${this.backend}`);
   }
 
-  /** Waits for Postgres and Redis (the namespace needs both); a namespace of another deployment stops the worker. */
+  /** Waits for Postgres and Redis (the namespace needs both); a namespace of another deployment stops the worker. First, jobs an earlier process of this name left running go back to the queue. */
   private async consume(): Promise<TrainingConsumer> {
     for (let attempt = 1; ; attempt++) {
       try {
+        await this.runner.requeueLeftovers();
         return await this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots, this.config.worker.device);
       } catch (error) {
         if (error instanceof ConfigError) throw error;

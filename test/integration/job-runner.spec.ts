@@ -126,6 +126,20 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
       expect((await job(id)).status).toBe('succeeded');
       expect(await prisma.usageRecord.count({ where: { jobId: id, endedAt: null } })).toBe(0);
     }, 60_000);
+
+    it('a job an earlier process of this worker left running goes back to the queue when the worker starts', async () => {
+      const id = await submit();
+      await jobs.transition(id, ['queued'], { status: 'running', workerId: 'runner-under-test', attempt: 1, controlRequest: 'cancel' });
+      const elsewhere = await submit();
+      await jobs.transition(elsewhere, ['queued'], { status: 'running', workerId: 'another-worker', attempt: 1 });
+      expect(await runner.requeueLeftovers()).toBe(1);
+      expect(await job(id)).toMatchObject({ status: 'queued', workerId: null, controlRequest: 'cancel' });
+      expect(await messages(id)).toContain('requeued: worker runner-under-test restarted while it held the job');
+      expect((await job(elsewhere)).status).toBe('running');
+      // The cancel request is still obeyed when the job is sent again.
+      await runWithin(id, 30_000);
+      expect((await job(id)).status).toBe('cancelled');
+    }, 60_000);
   });
 
   describe('with a long write deadline', () => {
