@@ -62,5 +62,7 @@ describe('loadConfig', () => {
       'STARLAB_WEBHOOK_ALLOWED_NETWORKS entry "lab.internal" must be an IPv4 or IPv6 address, or a network such as 10.0.0.0/8 or fd00::/8',
       'STARLAB_WEBHOOK_ALLOWED_NETWORKS entry "::1/129" must be an IPv4 or IPv6 address, or a network such as 10.0.0.0/8 or fd00::/8',
     ]);
+    const many = Array.from({ length: 65 }, (_, i) => `10.0.${i}.0/24`).join(',');
+    expect(problems({ STARLAB_WEBHOOK_ALLOWED_NETWORKS: many })).toEqual(['STARLAB_WEBHOOK_ALLOWED_NETWORKS may list at most 64 networks (got 65)']);
   });
 });

@@ -88,16 +88,18 @@ export function loadConfig(env: Env = process.env): AppConfig {
     }
     return raw;
   };
-  const networks = (name: string): string[] =>
-    (env[name] ?? '')
+  const networks = (name: string, most: number): string[] => {
+    const entries = (env[name] ?? '')
       .split(',')
       .map((entry) => entry.trim())
-      .filter((entry) => entry !== '')
-      .flatMap((entry) => {
-        const network = parseNetwork(entry);
-        if (network === null) problems.push(`${name} entry ${JSON.stringify(entry)} must be an IPv4 or IPv6 address, or a network such as 10.0.0.0/8 or fd00::/8`);
-        return network === null ? [] : [network];
-      });
+      .filter((entry) => entry !== '');
+    if (entries.length > most) problems.push(`${name} may list at most ${most} networks (got ${entries.length})`);
+    return entries.flatMap((entry) => {
+      const network = parseNetwork(entry);
+      if (network === null) problems.push(`${name} entry ${JSON.stringify(entry)} must be an IPv4 or IPv6 address, or a network such as 10.0.0.0/8 or fd00::/8`);
+      return network === null ? [] : [network];
+    });
+  };
   const queuePrefix = env.STARLAB_QUEUE_PREFIX || null;
   if (queuePrefix !== null && !/^[A-Za-z0-9_.:-]{1,64}$/.test(queuePrefix)) {
     problems.push(`STARLAB_QUEUE_PREFIX must be 1–64 characters of letters, digits, _ - . or : (got ${JSON.stringify(queuePrefix)})`);
@@ -144,7 +146,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryBaseMs: int('STARLAB_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
       timeoutMs: int('STARLAB_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       pollMs: int('STARLAB_WEBHOOK_POLL_MS', 1000, 50, 60_000),
-      allowedNetworks: networks('STARLAB_WEBHOOK_ALLOWED_NETWORKS'),
+      allowedNetworks: networks('STARLAB_WEBHOOK_ALLOWED_NETWORKS', 64),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
