@@ -95,6 +95,8 @@ export class QueueRepository implements OnModuleInit, OnModuleDestroy {
       // enableOfflineQueue false: while Redis is down, add() rejects at once instead of hanging.
       this.producerConnection = new IORedis({ ...this.connectionOptions(), enableOfflineQueue: false, maxRetriesPerRequest: 1 });
       this.producerConnection.on('error', (error) => this.logger.warn(`redis: ${error.message}`));
+      // A Redis that restarted empty has forgotten the claim: make it again before the next send.
+      this.producerConnection.on('ready', () => (this.claimed = null));
     }
     return this.producerConnection;
   }
