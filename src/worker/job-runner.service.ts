@@ -7,14 +7,13 @@ import { WebhookRepository } from '../repositories/webhook.repository';
 import type { CollapseWarning } from '../training/signals/collapse';
 import { JobSpec, parseStoredJobSpec } from '../training/spec/validate';
 import { withRetry } from '../services/retry';
-import { afterFailure, AttemptContext, cancelled, Notification, settle, Settlement, StopReason, unrunnable } from './settlement';
-import { TrainingOutcome, TrainingProcess, TrainingSink } from './training-runner';
+import { FinalStates } from './final-states';
+import { jobSink } from './job-sink';
+import { afterFailure, AttemptContext, cancelled, settle, Settlement, StopReason, unrunnable } from './settlement';
+import { TrainingOutcome, TrainingProcess } from './training-runner';
 
 /** Warning again within this many steps of a rollback's checkpoint means it did not help (the detectors' smoothing window). */
 const RELAPSE_STEPS = 10;
-
-/** Longest pause between background tries to store a final state the database would not take. */
-const SETTLE_RETRY_MAX_MS = 30_000;
 
 /**
  * Runs one job on this worker: re-validates the stored spec, resumes from the last
@@ -31,9 +30,7 @@ const SETTLE_RETRY_MAX_MS = 30_000;
 export class JobRunnerService implements OnModuleDestroy {
   private readonly logger = new Logger(JobRunnerService.name);
   private readonly active = new Map<string, { process: TrainingProcess; stop: (reason: StopReason) => void }>();
-  /** Final states still being stored in the background, by job. */
-  private readonly unsettled = new Map<string, Promise<void>>();
-  private closing = false;
+  private readonly finalStates: FinalStates;
 
   constructor(
     private readonly jobs: JobRepository,
@@ -41,7 +38,9 @@ export class JobRunnerService implements OnModuleDestroy {
     private readonly webhooks: WebhookRepository,
     private readonly usage: UsageRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.finalStates = new FinalStates({ jobs, results, usage, webhooks }, (what, operation) => this.retried(what, operation), this.logger);
+  }
 
   get running(): number {
     return this.active.size;
@@ -49,7 +48,7 @@ export class JobRunnerService implements OnModuleDestroy {
 
   /** Jobs whose final state is still being stored in the background (they hold no slot). */
   get settling(): number {
-    return this.unsettled.size;
+    return this.finalStates.pending;
   }
 
   /** Stops every job gracefully (checkpoint first) and requeues it: SIGTERM. */
@@ -62,8 +61,7 @@ export class JobRunnerService implements OnModuleDestroy {
    * which the scheduler requeues once the worker has stopped heart-beating (docs/scheduling.md).
    */
   onModuleDestroy(): void {
-    this.closing = true;
-    for (const jobId of this.unsettled.keys()) this.logger.warn(`job ${jobId}: final state not stored before shutdown; it is requeued once this worker is gone`);
+    this.finalStates.close();
   }
 
   /**
@@ -96,9 +94,9 @@ export class JobRunnerService implements OnModuleDestroy {
     try {
       spec = parseStoredJobSpec(job.spec);
     } catch (error) {
-      return this.finish(job, unrunnable(`the stored spec is not valid: ${(error as Error).message}`));
+      return this.finalStates.store(job, unrunnable(`the stored spec is not valid: ${(error as Error).message}`));
     }
-    if (job.controlRequest === 'cancel') return this.finish(job, cancelled());
+    if (job.controlRequest === 'cancel') return this.finalStates.store(job, cancelled());
     const checkpoint = await this.retried('read the checkpoint', () => this.results.latestCheckpoint(jobId));
     await this.retried('discard results after the checkpoint', () => this.results.discardAfter(jobId, checkpoint?.step ?? -1));
     const attempt = job.attempt + 1;
@@ -115,7 +113,7 @@ export class JobRunnerService implements OnModuleDestroy {
       );
     } catch (error) {
       // Perhaps stored and only the answer lost: make sure the job is not left running.
-      return this.finish(job, afterFailure(`could not mark the job running: ${(error as Error).message}`, failures));
+      return this.finalStates.store(job, afterFailure(`could not mark the job running: ${(error as Error).message}`, failures));
     }
     if (!started) return;
     this.logger.log(`job ${jobId}: attempt ${attempt} on ${this.config.worker.name}${resumeNote}`);
@@ -125,7 +123,7 @@ export class JobRunnerService implements OnModuleDestroy {
     } catch (error) {
       settlement = afterFailure((error as Error).message, failures);
     }
-    await this.finish(started, settlement);
+    await this.finalStates.store(started, settlement);
   }
 
   /** One attempt, from the usage record to how it should end; throws when the runner itself fails. */
@@ -147,7 +145,9 @@ export class JobRunnerService implements OnModuleDestroy {
       trigger = actionable;
       stop(spec.collapse.action === 'pause' ? 'collapse-pause' : spec.collapse.action === 'stop' ? 'collapse-stop' : 'rollback');
     };
-    const sink = this.sink(job, spec.training.steps, () => stopReason === 'cancel', onWarnings);
+    const cancelled = () => stopReason === 'cancel';
+    // TrainingProcess names the report that could not be stored; the log names the job.
+    const sink = jobSink({ jobs: this.jobs, results: this.results, webhooks: this.webhooks }, job, spec.training.steps, this.config.checkpointsKept, (what, operation) => this.withDeadline(`job ${jobId}: ${what}`, operation, cancelled), onWarnings);
     const process = new TrainingProcess(spec, this.config.worker.backend, checkpoint, sink);
     this.active.set(jobId, { process, stop });
     const poll = setInterval(() => {
@@ -177,63 +177,6 @@ export class JobRunnerService implements OnModuleDestroy {
     return settle(stopReason, outcome, context);
   }
 
-  /**
-   * Stores how the attempt ended: the job's state, the closed usage record, the webhook. What the
-   * database will not take within the write deadline is stored in the background (the slot is
-   * free meanwhile; the job shows `running` until then).
-   */
-  private async finish(job: JobRow, settlement: Settlement): Promise<void> {
-    const pending: { what: string; write: () => Promise<unknown> }[] = [
-      { what: settlement.kind === 'rollback' ? 'the rollback' : `the final state (${settlement.data.status})`, write: () => this.apply(job.id, settlement) },
-      { what: 'the usage record', write: () => this.usage.close(job.id) },
-    ];
-    const notification = settlement.kind === 'transition' ? settlement.notify : undefined;
-    if (notification) pending.push({ what: 'the webhook', write: () => this.notify(job, notification) });
-    try {
-      while (pending.length > 0) {
-        await this.retried(`store ${pending[0].what}`, pending[0].write);
-        pending.shift();
-      }
-    } catch (error) {
-      this.logger.error(`job ${job.id}: could not store ${pending[0].what} (${(error as Error).message}); retrying in the background`);
-      this.storeLater(job.id, pending);
-    }
-  }
-
-  private storeLater(jobId: string, pending: { what: string; write: () => Promise<unknown> }[]): void {
-    const store = async () => {
-      for (let attempt = 1; !this.closing; attempt++) {
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** (attempt - 1), SETTLE_RETRY_MAX_MS)).unref());
-        try {
-          while (pending.length > 0) {
-            await pending[0].write();
-            pending.shift();
-          }
-          this.logger.log(`job ${jobId}: final state stored after ${attempt} background attempt(s)`);
-          return;
-        } catch (error) {
-          if (attempt % 10 === 0) this.logger.warn(`job ${jobId}: still cannot store ${pending[0].what}: ${(error as Error).message}`);
-        }
-      }
-    };
-    this.unsettled.set(jobId, store().finally(() => this.unsettled.delete(jobId)));
-  }
-
-  /** Writes a settlement; a job that has meanwhile left the states it assumes is reported, not overwritten. */
-  private async apply(jobId: string, settlement: Settlement): Promise<void> {
-    const event = { data: { status: settlement.data.status ?? 'running', ...settlement.extra } as object };
-    const applied =
-      settlement.kind === 'rollback'
-        ? await this.results.rollBackTo(jobId, settlement.toStep, settlement.data, { message: settlement.message, data: { ...settlement.extra } as object })
-        : await this.jobs.transition(jobId, settlement.from, settlement.data, { message: settlement.message, data: event.data });
-    if (!applied) this.logger.warn(`job ${jobId}: not ${settlement.kind === 'rollback' ? 'rolled back' : `marked ${settlement.data.status}`}: it is no longer ${settlement.kind === 'rollback' ? 'running' : settlement.from.join(' or ')} (or an earlier try stored it)`);
-    else if (settlement.kind === 'rollback') this.logger.warn(`job ${jobId}: ${settlement.message}`);
-  }
-
-  private notify(job: JobRow, notification: Notification): Promise<number> {
-    return this.webhooks.enqueue(job.ownerId, notification.event, { type: notification.event, timestamp: new Date().toISOString(), data: { jobId: job.id, jobName: job.name, ...notification.detail } as object });
-  }
-
   /** A database call retried like every write of a running job (docs/failure-behaviour.md); its error says what failed. */
   private retried<T>(what: string, operation: () => Promise<T>): Promise<T> {
     return this.withDeadline(what, operation).catch((error: Error) => {
@@ -247,33 +190,6 @@ export class JobRunnerService implements OnModuleDestroy {
       abandon,
       onRetry: (error, attempt) => this.logger.warn(`${what} failed (attempt ${attempt}), retrying: ${error.message}`),
     });
-  }
-
-  private sink(job: JobRow, totalSteps: number, cancelled: () => boolean, onWarnings: (w: CollapseWarning[]) => void): TrainingSink {
-    const jobId = job.id;
-    // TrainingProcess names the report that could not be stored; the log names the job.
-    const retry = <T>(what: string, operation: () => Promise<T>) => this.withDeadline(`job ${jobId}: ${what}`, operation, cancelled);
-    return {
-      started: (info) =>
-        retry('the start', () =>
-          Promise.all([
-            this.jobs.update(jobId, { backend: info.backend }),
-            this.jobs.addEvent(jobId, 'log', `training process started on ${info.backend} (${info.parameters} parameters) from step ${info.fromStep}`, info),
-          ]),
-        ).then(() => undefined),
-      step: (step, metrics, trajectories) => retry(`step ${step}`, () => this.results.saveStep(jobId, step, totalSteps, metrics, trajectories)).then(() => undefined),
-      warnings: async (step, warnings) => {
-        const added = await retry(`the warnings of step ${step}`, () => this.results.saveWarnings(jobId, warnings));
-        if (added > 0) {
-          for (const warning of warnings.filter((w) => w.severity !== 'info')) {
-            await retry('a warning webhook', () => this.webhooks.enqueue(job.ownerId, 'collapse.warning', { type: 'collapse.warning', timestamp: new Date().toISOString(), data: { jobId, jobName: job.name, ...warning } }));
-          }
-        }
-        onWarnings(warnings);
-      },
-      checkpoint: (step, bytes, health) => retry(`the checkpoint of step ${step}`, () => this.results.saveCheckpoint(jobId, step, bytes, this.config.checkpointsKept, health)).then(() => undefined),
-      log: (message) => retry('a log line', () => this.jobs.addEvent(jobId, 'log', message)).then(() => undefined),
-    };
   }
 
   /**
