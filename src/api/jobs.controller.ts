@@ -6,7 +6,7 @@ import { JobService } from '../services/job.service';
 import { ResultsService } from '../services/results.service';
 import { Caller } from './auth.guard';
 import { EventsQuerySchema, ListJobsQuerySchema, MetricsQuerySchema, TrajectoriesQuerySchema } from '../contracts/jobs.dto';
-import { BadRequestResponse, ConflictResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams } from './openapi.decorators';
+import { AdminJobActionResponse, BadRequestResponse, ConflictResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams } from './openapi.decorators';
 import { writeEventStream } from './sse';
 import { BacktestBodySchema, WarningsQuerySchema } from '../contracts/warnings.dto';
 import { parseInput } from './validation';
@@ -80,6 +80,7 @@ export class JobsController {
   @HttpCode(200)
   @Operation({ id: 'preemptJob', summary: 'Admins: checkpoint a running job, requeue it, resume it later exactly', response: 'Job' })
   @JobIdParam()
+  @AdminJobActionResponse()
   @NotFoundResponse()
   @ConflictResponse()
   preemptJob(@Caller() caller: Principal, @Param('id') id: string) {

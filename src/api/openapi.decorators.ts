@@ -25,6 +25,7 @@ export function Operation(options: { id: string; summary: string; status?: numbe
 export const JobIdParam = () => ApiParam({ name: 'id', description: 'job id', schema: { type: 'string', format: 'uuid' } });
 export const NotFoundResponse = () => problem(404, 'no such job visible to the caller');
 export const BadRequestResponse = () => problem(400, 'invalid input; `errors` names each field');
+export const AdminJobActionResponse = () => problem(403, 'admins only (the caller can read the job; one it cannot read is a 404)');
 export const ConflictResponse = () => problem(409, 'not allowed in the job’s current state');
 
 /** Documents each property of a TypeBox query schema as a query parameter. */

@@ -16,6 +16,23 @@ export interface Problem {
 
 const TYPE_BASE = 'https://starlab.dev/problems/';
 
+/**
+ * One problem type per kind of error, each with one title (RFC 9457: the title belongs to the
+ * type), whoever raises it: a domain error, a bad spec, Nest's router (an unknown route is the
+ * same `not-found` as an unknown job), body parsing.
+ */
+const BY_STATUS: Record<number, { type: string; title: string }> = {
+  400: { type: 'invalid-request', title: 'Invalid request' },
+  401: { type: 'unauthenticated', title: 'Unauthenticated' },
+  403: { type: 'forbidden', title: 'Forbidden' },
+  404: { type: 'not-found', title: 'Not found' },
+  409: { type: 'conflict', title: 'Conflict' },
+  413: { type: 'payload-too-large', title: 'Payload too large' },
+  415: { type: 'unsupported-media-type', title: 'Unsupported media type' },
+  422: { type: 'unprocessable-request', title: 'Unprocessable request' },
+  429: { type: 'too-many-requests', title: 'Too many requests' },
+};
+
 /** body-parser failures arrive as errors with a `type` and a status. */
 interface BodyParserError extends Error {
   type?: string;
@@ -48,7 +65,7 @@ export class ProblemFilter implements ExceptionFilter {
   private toProblem(exception: unknown, request: Request): Problem {
     const instance = request.originalUrl;
     if (exception instanceof SpecValidationError) {
-      return { type: `${TYPE_BASE}validation`, title: 'Invalid job spec', status: 400, detail: exception.message, instance, errors: exception.errors };
+      return { ...kind(400), status: 400, detail: exception.message, instance, errors: exception.errors };
     }
     if (exception instanceof DomainError) {
       return { type: `${TYPE_BASE}${slug(exception.title)}`, title: exception.title, status: exception.status, detail: exception.message, instance, ...exception.extensions };
@@ -60,21 +77,28 @@ export class ProblemFilter implements ExceptionFilter {
       return { type: `${TYPE_BASE}malformed-json`, title: 'Malformed JSON', status: 400, detail: 'the request body is not valid JSON', instance };
     }
     if (bodyError?.type === 'entity.too.large') {
-      return { type: `${TYPE_BASE}payload-too-large`, title: 'Payload too large', status: 413, detail: `the request body exceeds ${bodyError.limit} bytes`, instance };
+      return { ...kind(413), status: 413, detail: `the request body exceeds ${bodyError.limit} bytes`, instance };
     }
     if (bodyError?.type === 'encoding.unsupported' || bodyError?.type === 'charset.unsupported') {
-      return { type: `${TYPE_BASE}unsupported-media-type`, title: 'Unsupported media type', status: 415, detail: bodyError.message, instance };
+      return { ...kind(415), status: 415, detail: bodyError.message, instance };
     }
     if (exception instanceof HttpException) {
       const status = exception.getStatus();
       const body = exception.getResponse();
       const detail = typeof body === 'string' ? body : ((body as { message?: unknown }).message as string | undefined) ?? exception.message;
-      return { type: `${TYPE_BASE}${slug(exception.name)}`, title: exception.name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2'), status, detail: String(detail), instance };
+      return { ...kind(status, exception.name), status, detail: String(detail), instance };
     }
     const errorId = randomUUID();
     this.logger.error(`unhandled error ${errorId} on ${request.method} ${instance}: ${(exception as Error)?.stack ?? exception}`);
     return { type: `${TYPE_BASE}internal`, title: 'Internal error', status: 500, detail: `an internal error occurred (error id ${errorId})`, instance, errorId };
   }
+}
+
+/** The type and title of a status; one Nest raises that no domain error has keeps its own name. */
+function kind(status: number, name = `HTTP ${status}`): { type: string; title: string } {
+  const known = BY_STATUS[status];
+  if (known) return { type: `${TYPE_BASE}${known.type}`, title: known.title };
+  return { type: `${TYPE_BASE}${slug(name)}`, title: name.replace(/Exception$/, '').replace(/([a-z])([A-Z])/g, '$1 $2') };
 }
 
 function slug(text: string): string {

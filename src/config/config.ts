@@ -12,7 +12,8 @@ export interface AppConfig {
   /** When set, this exact key is made an admin API key on start (idempotent). */
   adminKey: string | null;
   bodyLimitBytes: number;
-  queuePrefix: string;
+  /** STARLAB_QUEUE_PREFIX; null = derived from the database's identity (docs/configuration.md). */
+  queuePrefix: string | null;
   /** How often the dispatcher looks for stored jobs to hand to the queue. */
   dispatchIntervalMs: number;
   worker: {
@@ -26,6 +27,10 @@ export interface AppConfig {
     heartbeatMs: number;
     /** How often a running job checks for cancel / pause / preempt requests. */
     controlPollMs: number;
+    /** How long a write of a running job is retried before the attempt is given up. */
+    writeDeadlineMs: number;
+    /** Failed attempts (a result not stored, the runner failing) after which a job fails. */
+    maxFailedAttempts: number;
   };
   /** Checkpoints kept per job (the newest; healthy ones are preferred by rollback). */
   checkpointsKept: number;
@@ -45,6 +50,8 @@ export interface AppConfig {
     retryBaseMs: number;
     timeoutMs: number;
     pollMs: number;
+    /** Networks (CIDR, normalised) webhook endpoints may be in although they are private. */
+    allowedNetworks: string[];
   };
 }
 
@@ -73,16 +80,33 @@ export function loadConfig(env: Env = process.env): AppConfig {
     }
     return value;
   };
+  // Connection URLs carry credentials: a problem shows the value without them (withoutCredentials).
   const url = (name: string, fallback: string, protocols: string[]): string => {
     const raw = env[name] || fallback;
     try {
       const parsed = new URL(raw);
-      if (!protocols.includes(parsed.protocol)) problems.push(`${name} must be a ${protocols.join(' or ')} URL`);
+      if (!protocols.includes(parsed.protocol)) problems.push(`${name} must be a ${protocols.join(' or ')} URL (got ${JSON.stringify(withoutCredentials(raw))})`);
     } catch {
-      problems.push(`${name} must be a URL (got ${JSON.stringify(raw)})`);
+      problems.push(`${name} must be a URL (got ${JSON.stringify(withoutCredentials(raw))})`);
     }
     return raw;
   };
+  const networks = (name: string, most: number): string[] => {
+    const entries = (env[name] ?? '')
+      .split(',')
+      .map((entry) => entry.trim())
+      .filter((entry) => entry !== '');
+    if (entries.length > most) problems.push(`${name} may list at most ${most} networks (got ${entries.length})`);
+    return entries.flatMap((entry) => {
+      const network = parseNetwork(entry);
+      if (network === null) problems.push(`${name} entry ${JSON.stringify(entry)} must be an IPv4 or IPv6 address, or a network such as 10.0.0.0/8 or fd00::/8`);
+      return network === null ? [] : [network];
+    });
+  };
+  const queuePrefix = env.STARLAB_QUEUE_PREFIX || null;
+  if (queuePrefix !== null && !/^[A-Za-z0-9_.:-]{1,64}$/.test(queuePrefix)) {
+    problems.push(`STARLAB_QUEUE_PREFIX must be 1–64 characters of letters, digits, _ - . or : (got ${JSON.stringify(queuePrefix)})`);
+  }
   const oneOf = <T extends string>(name: string, fallback: T, allowed: readonly T[]): T => {
     const raw = (env[name] || fallback) as T;
     if (!allowed.includes(raw)) problems.push(`${name} must be one of ${allowed.join(', ')} (got ${JSON.stringify(raw)})`);
@@ -100,7 +124,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     redisUrl: url('REDIS_URL', 'redis://127.0.0.1:6379', ['redis:', 'rediss:']),
     adminKey,
     bodyLimitBytes: int('STARLAB_BODY_LIMIT_BYTES', 256 * 1024, 1024, 16 * 1024 * 1024),
-    queuePrefix: env.STARLAB_QUEUE_PREFIX || 'starlab',
+    queuePrefix,
     dispatchIntervalMs: int('STARLAB_DISPATCH_INTERVAL_MS', 1000, 50, 60_000),
     worker: {
       name: env.STARLAB_WORKER_NAME || `${hostname()}-${process.pid}`,
@@ -111,6 +135,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       stalledIntervalMs: int('STARLAB_STALLED_INTERVAL_MS', 15_000, 500, 600_000),
       heartbeatMs: int('STARLAB_HEARTBEAT_MS', 5000, 100, 600_000),
       controlPollMs: int('STARLAB_CONTROL_POLL_MS', 500, 50, 60_000),
+      writeDeadlineMs: int('STARLAB_WRITE_DEADLINE_MS', 5 * 60_000, 100, 3_600_000),
+      maxFailedAttempts: int('STARLAB_MAX_FAILED_ATTEMPTS', 3, 1, 100),
     },
     checkpointsKept: int('STARLAB_CHECKPOINTS_KEPT', 5, 1, 1000),
     scheduling: {
@@ -124,10 +150,50 @@ export function loadConfig(env: Env = process.env): AppConfig {
       retryBaseMs: int('STARLAB_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
       timeoutMs: int('STARLAB_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),
       pollMs: int('STARLAB_WEBHOOK_POLL_MS', 1000, 50, 60_000),
+      allowedNetworks: networks('STARLAB_WEBHOOK_ALLOWED_NETWORKS', 64),
     },
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return config;
+}
+
+/**
+ * A connection URL as it may be shown: user, password and query (libpq takes `password=` there)
+ * replaced by `***`. Also for values that do not parse: everything up to the last `@` goes.
+ */
+export function withoutCredentials(raw: string): string {
+  const scheme = /^[a-z][a-z0-9+.-]*:\/\//i.exec(raw)?.[0] ?? '';
+  let rest = raw.slice(scheme.length);
+  if (rest.includes('@')) rest = `***@${rest.slice(rest.lastIndexOf('@') + 1)}`;
+  if (rest.includes('?')) rest = `${rest.slice(0, rest.indexOf('?'))}?***`;
+  return scheme + rest;
+}
+
+/** `address` or `address/bits`, IPv4 or IPv6, as a normalised CIDR; null when it is neither. */
+export function parseNetwork(entry: string): string | null {
+  const [address, bits, extra] = entry.split('/');
+  if (extra !== undefined || bits === '') return null;
+  const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(address);
+  let normalised: string;
+  let maxBits: number;
+  if (v4) {
+    if (v4.slice(1).some((octet) => Number(octet) > 255)) return null;
+    normalised = v4.slice(1).map(Number).join('.');
+    maxBits = 32;
+  } else if (address.includes(':')) {
+    try {
+      // The WHATWG URL parser normalises IPv6 (and refuses what is not one) without a dependency.
+      normalised = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+    } catch {
+      return null;
+    }
+    maxBits = 128;
+  } else {
+    return null;
+  }
+  const prefix = bits === undefined ? maxBits : /^\d{1,3}$/.test(bits) ? Number(bits) : NaN;
+  if (!(prefix >= 0 && prefix <= maxBits)) return null;
+  return `${normalised}/${prefix}`;
 }
 
 /** Injection token of the AppConfig. */

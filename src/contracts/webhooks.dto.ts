@@ -26,6 +26,7 @@ export const WebhookTestResultSchema = Type.Object({
   responseStatus: Type.Union([Type.Integer(), Type.Null()]),
   error: Type.Union([Type.String(), Type.Null()]),
 });
+export type WebhookTestResultView = Static<typeof WebhookTestResultSchema>;
 export const WebhookDeliveryListSchema = Type.Object({
   data: Type.Array(Type.Object({ id: Type.String(), eventType: Type.String(), status: Type.String(), attempts: Type.Integer(), nextAttemptAt: Type.Union([Type.String(), Type.Null()]), lastError: Type.Union([Type.String(), Type.Null()]), createdAt: Type.String() })),
 });

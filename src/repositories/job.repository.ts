@@ -31,9 +31,15 @@ export interface JobListFilter {
 export class JobRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Stores the job and its first event together, so a submitted job always has a history. */
-  create(job: NewJob) {
+  /**
+   * Stores the job and its first event together, so a submitted job always has a history.
+   * `admit` sees the owner's queued jobs and quota first, under a lock on the owner's row, so
+   * concurrent submissions of one user are counted one after the other; it throws to refuse.
+   */
+  create(job: NewJob, admit: (owner: { queued: number; maxQueuedJobs: number | null }) => void = () => undefined) {
     return this.prisma.$transaction(async (tx) => {
+      const [owner] = await tx.$queryRaw<{ max_queued_jobs: number | null }[]>`SELECT max_queued_jobs FROM users WHERE id = ${job.ownerId}::uuid FOR UPDATE`;
+      admit({ queued: await tx.job.count({ where: { ownerId: job.ownerId, status: 'queued' } }), maxQueuedJobs: owner?.max_queued_jobs ?? null });
       const created = await tx.job.create({ data: { ...job, status: 'queued' }, include: { owner: true } });
       await tx.jobEvent.create({ data: { jobId: created.id, type: 'state', message: 'queued', data: { status: 'queued' } } });
       return created;
@@ -64,11 +70,6 @@ export class JobRepository {
   async ownerNames(ids: string[]): Promise<Map<string, string>> {
     const users = await this.prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
     return new Map(users.map((u) => [u.id, u.name]));
-  }
-
-  /** Jobs of an owner in a state (quota checks). */
-  countOwned(ownerId: string, status: JobStatus) {
-    return this.prisma.job.count({ where: { ownerId, status } });
   }
 
   /**
@@ -108,6 +109,11 @@ export class JobRepository {
     return this.prisma.job.findMany({ where: { status: 'queued', dispatchedAt: { lt: olderThan } }, select: { id: true, dispatchedDevice: true }, take: limit });
   }
 
+  /** Running jobs the database says `workerId` holds. */
+  runningOn(workerId: string) {
+    return this.prisma.job.findMany({ where: { status: 'running', workerId }, select: { id: true } });
+  }
+
   /** Running jobs whose worker is not among `aliveWorkers` (it stopped heart-beating). */
   runningOnDeadWorkers(aliveWorkers: string[], limit: number) {
     return this.prisma.job.findMany({
@@ -115,6 +121,13 @@ export class JobRepository {
       select: { id: true, workerId: true, dispatchedDevice: true },
       take: limit,
     });
+  }
+
+  /** Those of `ids` that are jobs of this database (ids from elsewhere may not even be uuids). */
+  async existingIds(ids: string[]): Promise<string[]> {
+    const uuids = ids.filter((id) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id));
+    if (uuids.length === 0) return [];
+    return (await this.prisma.job.findMany({ where: { id: { in: uuids } }, select: { id: true } })).map((job) => job.id);
   }
 
   markUndispatched(ids: string[]) {

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import IORedis from 'ioredis';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { QueueNamespace } from './queue-namespace';
 
 /**
  * Request counters in Redis (fixed windows), shared by every API replica. Redis here is a
@@ -11,7 +12,10 @@ export class RateLimitRepository implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger(RateLimitRepository.name);
   private redis: IORedis | null = null;
 
-  constructor(@Inject(APP_CONFIG) private readonly config: AppConfig) {}
+  constructor(
+    @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly namespace: QueueNamespace,
+  ) {}
 
   /** Connect at boot (best effort), so limits apply from the first request. */
   async onModuleInit(): Promise<void> {
@@ -27,10 +31,11 @@ export class RateLimitRepository implements OnModuleInit, OnModuleDestroy {
     return this.redis;
   }
 
-  /** Counts one request of `subject` in the current window; null when Redis cannot answer. */
+  /** Counts one request of `subject` in the current window; null when Redis cannot answer (or the namespace is not known yet). */
   async hit(subject: string, windowMs: number): Promise<{ count: number; resetMs: number } | null> {
-    const key = `${this.config.queuePrefix}:ratelimit:${subject}:${Math.floor(Date.now() / windowMs)}`;
     try {
+      const { prefix } = await this.namespace.resolve();
+      const key = `${prefix}:ratelimit:${subject}:${Math.floor(Date.now() / windowMs)}`;
       const result = await this.client().multi().incr(key).pexpire(key, windowMs).exec();
       const count = Number(result?.[0]?.[1] ?? 0);
       return { count, resetMs: windowMs - (Date.now() % windowMs) };

@@ -21,11 +21,19 @@ export class ResultsRepository {
 
   /**
    * One step, atomically: its metrics row (upsert: a retried write is harmless), its
-   * trajectories, the job's progress and a `step` event for live streams.
+   * trajectories, the job's progress and a `step` event for live streams. The event is added
+   * only with the step's first metrics row: a retry whose first try was committed (its answer
+   * lost) adds no second one. A resumed run discards the rows after its checkpoint, so the
+   * steps it trains again get their events again.
    */
   saveStep(jobId: string, step: number, totalSteps: number, metrics: Record<string, number>, trajectories: TrajectoryRecord[]) {
     const json = metrics as Prisma.InputJsonObject;
     return this.prisma.$transaction([
+      // First in the batch, so it sees whether the row existed before this transaction.
+      this.prisma.$executeRaw`
+        INSERT INTO job_events (job_id, type, message, data)
+        SELECT ${jobId}::uuid, 'step', ${`step ${step}`}, ${JSON.stringify({ step, metrics })}::jsonb
+        WHERE NOT EXISTS (SELECT 1 FROM step_metrics WHERE job_id = ${jobId}::uuid AND step = ${step})`,
       this.prisma.stepMetric.upsert({ where: { jobId_step: { jobId, step } }, create: { jobId, step, metrics: json }, update: { metrics: json } }),
       this.prisma.trajectory.createMany({
         data: trajectories.map((t) => ({
@@ -46,17 +54,18 @@ export class ResultsRepository {
         skipDuplicates: true,
       }),
       this.prisma.job.update({ where: { id: jobId }, data: { currentStep: step, progress: step / totalSteps, latestMetrics: json } }),
-      this.prisma.jobEvent.create({ data: { jobId, type: 'step', message: `step ${step}`, data: { step, metrics: json } } }),
     ]);
   }
 
   /**
    * Stores a checkpoint with its health tag and prunes: the newest `keep` checkpoints stay, and
-   * so does the newest healthy one (what a rollback returns to).
+   * so does the newest healthy one (what a rollback returns to). Its event comes with the
+   * first write of the step's checkpoint only (a retried write adds none).
    */
   async saveCheckpoint(jobId: string, step: number, bytes: Uint8Array, keep: number, health: CheckpointHealth) {
     const data = new Uint8Array(bytes);
     return this.prisma.$transaction(async (tx) => {
+      const existed = (await tx.checkpoint.count({ where: { jobId, step } })) > 0;
       const saved = await tx.checkpoint.upsert({
         where: { jobId_step: { jobId, step } },
         create: { jobId, step, bytes: data, sizeBytes: data.length, health },
@@ -67,7 +76,7 @@ export class ResultsRepository {
       const newestHealthy = all.find((c) => c.health === 'healthy')?.id;
       const stale = all.slice(keep).filter((c) => c.id !== newestHealthy);
       if (stale.length > 0) await tx.checkpoint.deleteMany({ where: { id: { in: stale.map((c) => c.id) } } });
-      await tx.jobEvent.create({ data: { jobId, type: 'checkpoint', message: `checkpoint at step ${step} (${health})`, data: { step, checkpointId: saved.id, sizeBytes: data.length, health } } });
+      if (!existed) await tx.jobEvent.create({ data: { jobId, type: 'checkpoint', message: `checkpoint at step ${step} (${health})`, data: { step, checkpointId: saved.id, sizeBytes: data.length, health } } });
       return saved;
     });
   }
@@ -101,9 +110,24 @@ export class ResultsRepository {
     return this.prisma.checkpoint.findFirst({ where: { jobId, health: 'healthy', step: { lte: atOrBefore } }, orderBy: { step: 'desc' } });
   }
 
-  /** Forgets checkpoints after `step` (a rollback returns to it). */
-  discardCheckpointsAfter(jobId: string, step: number) {
-    return this.prisma.checkpoint.deleteMany({ where: { jobId, step: { gt: step } } });
+  /**
+   * A rollback, in one transaction: the running job takes `data` (back to the queue, with its
+   * new spec) and the audit event, and everything it produced after `step` is forgotten:
+   * metrics, trajectories, warnings and checkpoints. Null, with nothing changed, when the job is
+   * no longer running.
+   */
+  rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }) {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({ where: { id: jobId, status: 'running' }, data });
+      if (count === 0) return null;
+      const after = { jobId, step: { gt: step } };
+      await tx.stepMetric.deleteMany({ where: after });
+      await tx.trajectory.deleteMany({ where: after });
+      await tx.collapseWarning.deleteMany({ where: after });
+      await tx.checkpoint.deleteMany({ where: after });
+      await tx.jobEvent.create({ data: { jobId, type: 'audit', message: event.message, data: event.data } });
+      return tx.job.findUnique({ where: { id: jobId } });
+    });
   }
 
   latestCheckpoint(jobId: string) {

@@ -33,8 +33,9 @@ export class WebhookRepository {
     return count;
   }
 
-  enqueueFor(webhookId: string, eventType: string, payload: Prisma.InputJsonObject) {
-    return this.prisma.webhookDelivery.create({ data: { webhookId, eventType, payload, status: 'pending', nextAttemptAt: new Date() } });
+  /** One delivery, created already claimed by its creator for `leaseMs` (see claimDue). */
+  enqueueLeased(webhookId: string, eventType: string, payload: Prisma.InputJsonObject, leaseMs: number): Promise<DueDelivery> {
+    return this.prisma.webhookDelivery.create({ data: { webhookId, eventType, payload, status: 'pending', nextAttemptAt: new Date(Date.now() + leaseMs) }, include: { webhook: true } });
   }
 
   /**

@@ -3,8 +3,10 @@ import { Forbidden } from './errors';
 
 /**
  * Who may do what. Another user's resource is reported as missing (404), never as forbidden,
- * so its existence is not disclosed; only admin-only operations answer 403, and they check the
- * role before looking anything up.
+ * so its existence is not disclosed. Admin-only operations answer 403: those on no particular
+ * resource check the role before looking anything up; those on a job (preempt) first check
+ * that the caller may read it, so a member is told "admins only" about a job they can see and
+ * "not found" about one they cannot.
  */
 
 interface OwnedJob {

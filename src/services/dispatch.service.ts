@@ -33,8 +33,32 @@ export class DispatchService implements OnModuleDestroy {
   ) {}
 
   start(): void {
-    this.timer ??= setInterval(() => this.kick(), this.config.dispatchIntervalMs);
+    if (this.timer) return;
+    this.timer = setInterval(() => this.kick(), this.config.dispatchIntervalMs);
+    void this.adoptLegacyCarriers();
     this.kick();
+  }
+
+  /**
+   * Jobs sent under the former shared default prefix (`starlab`) before this deployment's
+   * namespace was derived from its database: taken back and sent again under the namespace
+   * (docs/configuration.md). Once, at start; retried while Postgres or Redis cannot answer.
+   */
+  private async adoptLegacyCarriers(): Promise<void> {
+    for (let attempt = 1; this.timer; attempt++) {
+      try {
+        const taken = await this.queue.takeLegacyCarriers((ids) => this.jobs.existingIds(ids));
+        if (taken.length > 0) {
+          this.logger.warn(`moving ${taken.length} job(s) queued under the old shared prefix to this deployment's queue`);
+          await this.jobs.markUndispatched(taken);
+          this.kick();
+        }
+        return;
+      } catch (error) {
+        if (attempt === 1) this.logger.warn(`could not look for jobs under the old queue prefix yet: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * attempt, 30_000)));
+      }
+    }
   }
 
   /** Runs a pass now (coalesced with one in flight). */

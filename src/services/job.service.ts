@@ -5,7 +5,7 @@ import { JobRepository, JobRow } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
 import { parseJobSpec } from '../training/spec/validate';
-import { canControl, canRead } from './access';
+import { canControl, canRead, requireAdmin } from './access';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
@@ -42,20 +42,20 @@ export class JobService {
       const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
       if (existing) return { job: await this.view(this.replay(existing, requestHash)), replayed: true };
     }
-    await this.checkQueuedQuota(principal);
+    const row = {
+      ownerId: principal.userId,
+      name: spec.name,
+      spec: spec as unknown as object,
+      priority: spec.priority,
+      labels: spec.labels,
+      device: spec.device,
+      totalSteps: spec.training.steps,
+      idempotencyKey: idempotencyKey ?? null,
+      requestHash,
+    };
     let job: JobRow;
     try {
-      job = await this.jobs.create({
-        ownerId: principal.userId,
-        name: spec.name,
-        spec: spec as unknown as object,
-        priority: spec.priority,
-        labels: spec.labels,
-        device: spec.device,
-        totalSteps: spec.training.steps,
-        idempotencyKey: idempotencyKey ?? null,
-        requestHash,
-      });
+      job = await this.jobs.create(row, (owner) => this.checkQueuedQuota(owner));
     } catch (error) {
       // A concurrent duplicate with the same key won the insert: answer as its replay.
       const winner = idempotencyKey && isUniqueViolation(error) ? await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey) : null;
@@ -118,10 +118,14 @@ export class JobService {
     throw new Conflict(`job ${id} is ${job.status}; only queued or running jobs can be paused`);
   }
 
-  /** Admins: a running job checkpoints after its current step, goes back to the queue and later resumes exactly. */
+  /**
+   * Admins: a running job checkpoints after its current step, goes back to the queue and later
+   * resumes exactly. A member who can read the job is told it is for admins (403); one who
+   * cannot learns nothing of it (404).
+   */
   async preempt(principal: Principal, id: string): Promise<JobView> {
     const job = await this.readable(principal, id);
-    if (principal.role !== 'admin') throw new NotFound('job', id);
+    requireAdmin(principal, 'preempt jobs');
     const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'preempt' }, { type: 'audit', message: `preemption requested by admin ${principal.name}`, data: { request: 'preempt', actor: principal.name } });
     if (!requested) throw new Conflict(`job ${id} is ${job.status}; only running jobs can be preempted`);
     this.logger.log(`job ${id}: preemption requested by admin ${principal.name}`);
@@ -167,12 +171,11 @@ export class JobService {
     return new Map(placements.map((p) => [p.jobId, p]));
   }
 
-  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. */
-  private async checkQueuedQuota(principal: Principal): Promise<void> {
-    const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
-    const queued = await this.jobs.countOwned(principal.userId, 'queued');
-    if (queued >= limit) {
-      throw new QuotaExceeded(`you have ${queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
+  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. Checked under the owner's lock (JobRepository.create). */
+  private checkQueuedQuota(owner: { queued: number; maxQueuedJobs: number | null }): void {
+    const limit = owner.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
+    if (owner.queued >= limit) {
+      throw new QuotaExceeded(`you have ${owner.queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
     }
   }
 

@@ -1,16 +1,20 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import type { CreatedWebhookView, CreateWebhookBody, WebhookDeliveryListView, WebhookListView, WebhookView } from '../contracts/webhooks.dto';
+import type { CreatedWebhookView, CreateWebhookBody, WebhookDeliveryListView, WebhookListView, WebhookTestResultView, WebhookView } from '../contracts/webhooks.dto';
 import { DueDelivery, WebhookRepository } from '../repositories/webhook.repository';
-import { WebhookTransport } from '../repositories/webhook-transport';
+import { RefusedTarget, WebhookTransport } from '../repositories/webhook-transport';
 import type { Principal } from './auth.service';
-import { NotFound } from './errors';
+import { NotFound, ValidationFailed } from './errors';
 import { isUuid } from './job.service';
 import { newWebhookSecret, signWebhook } from './webhook-signature';
 
 /** Attempts before a delivery is given up; delay before attempt n+1 = base × factor[n]. */
 const RETRY_FACTORS = [1, 6, 24, 120, 360, 720];
 const MAX_ATTEMPTS = RETRY_FACTORS.length + 1;
+/** Deliveries claimed (and sent, all at once) per pass. */
+const BATCH = 20;
+/** Longest a URL check at registration waits for DNS. */
+const REGISTRATION_LOOKUP_MS = 5000;
 
 /** Webhook registration and delivery: signed (Standard Webhooks), retried with backoff. */
 @Injectable()
@@ -26,6 +30,12 @@ export class WebhookService implements OnModuleDestroy {
   ) {}
 
   async create(principal: Principal, body: CreateWebhookBody): Promise<CreatedWebhookView> {
+    try {
+      await this.transport.check(body.url, Math.min(this.config.webhooks.timeoutMs, REGISTRATION_LOOKUP_MS));
+    } catch (error) {
+      if (!(error instanceof RefusedTarget)) throw error;
+      throw new ValidationFailed([{ field: 'body.url', message: `is ${error.message} (STARLAB_WEBHOOK_ALLOWED_NETWORKS lists networks an admin allows)` }]);
+    }
     const secret = newWebhookSecret();
     const hook = await this.webhooks.create(principal.userId, body.url, body.events ?? ['collapse.warning'], secret);
     return { ...this.view(hook), secret };
@@ -40,13 +50,15 @@ export class WebhookService implements OnModuleDestroy {
     await this.webhooks.remove(id);
   }
 
-  /** Sends a `webhook.test` event now and reports what the endpoint answered. */
-  async test(principal: Principal, id: string) {
+  /**
+   * Sends a `webhook.test` event now and reports what the endpoint answered. The delivery is
+   * created already leased to this request, so no sender takes it meanwhile, and nothing else is
+   * claimed.
+   */
+  async test(principal: Principal, id: string): Promise<WebhookTestResultView> {
     await this.owned(principal, id);
-    const delivery = await this.webhooks.enqueueFor(id, 'webhook.test', { type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhookId: id } });
-    const [claimed] = (await this.webhooks.claimDue(100, 60_000)).filter((d) => d.id === delivery.id);
-    if (!claimed) return { deliveryId: delivery.id, status: 'pending' };
-    const outcome = await this.deliver(claimed);
+    const delivery = await this.webhooks.enqueueLeased(id, 'webhook.test', { type: 'webhook.test', timestamp: new Date().toISOString(), data: { webhookId: id } }, this.leaseMs());
+    const outcome = await this.deliver(delivery);
     return { deliveryId: delivery.id, status: outcome.status, responseStatus: outcome.responseStatus ?? null, error: outcome.lastError ?? null };
   }
 
@@ -57,23 +69,34 @@ export class WebhookService implements OnModuleDestroy {
   }
 
   start(): void {
-    this.timer ??= setInterval(() => void this.pass(), this.config.webhooks.pollMs);
+    this.timer ??= setInterval(() => void this.sendDue(), this.config.webhooks.pollMs);
   }
 
   async onModuleDestroy(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
   }
 
-  private async pass(): Promise<void> {
+  /**
+   * One pass of the sender: claims up to BATCH due deliveries and sends them all at once. Each
+   * attempt ends within the endpoint timeout, so the lease (leaseMs) outlasts the whole batch
+   * and no other replica takes a delivery that is still in flight.
+   */
+  async sendDue(): Promise<void> {
     if (this.busy) return;
     this.busy = true;
     try {
-      for (const delivery of await this.webhooks.claimDue(20, this.config.webhooks.timeoutMs * 3)) await this.deliver(delivery);
+      const due = await this.webhooks.claimDue(BATCH, this.leaseMs());
+      await Promise.all(due.map((delivery) => this.deliver(delivery).catch((error: Error) => this.logger.warn(`webhook delivery ${delivery.id}: ${error.message}`))));
     } catch (error) {
       this.logger.warn(`webhook pass failed: ${(error as Error).message}`);
     } finally {
       this.busy = false;
     }
+  }
+
+  /** How long a claimed delivery is kept from other senders: one endpoint timeout for the attempt, as long again and 10 s for recording its outcome. */
+  private leaseMs(): number {
+    return 2 * this.config.webhooks.timeoutMs + 10_000;
   }
 
   /** One attempt: sign, POST, record delivered / retry later / failed. */
@@ -96,7 +119,7 @@ export class WebhookService implements OnModuleDestroy {
         timeoutMs: this.config.webhooks.timeoutMs,
       });
       responseStatus = response.status;
-      if (!response.ok) lastError = `endpoint answered ${response.status}`;
+      if (!response.ok) lastError = `endpoint answered ${response.status}${response.status >= 300 && response.status < 400 ? ' (redirects are not followed)' : ''}`;
     } catch (error) {
       lastError = (error as Error).message;
     }

@@ -1,31 +1,36 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
-import { JobRepository } from '../repositories/job.repository';
+import { JobRepository, JobRow } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
 import { UsageRepository } from '../repositories/usage.repository';
 import { WebhookRepository } from '../repositories/webhook.repository';
 import type { CollapseWarning } from '../training/signals/collapse';
 import { JobSpec, parseStoredJobSpec } from '../training/spec/validate';
-import { TrainingOutcome, TrainingProcess, TrainingSink } from './training-runner';
 import { withRetry } from '../services/retry';
-
-/** How long a worker keeps retrying a write before it gives the job up (it resumes elsewhere). */
-const WRITE_DEADLINE_MS = 5 * 60_000;
+import { FinalStates } from './final-states';
+import { jobSink } from './job-sink';
+import { afterFailure, AttemptContext, cancelled, settle, Settlement, StopReason, unrunnable } from './settlement';
+import { TrainingOutcome, TrainingProcess } from './training-runner';
 
 /** Warning again within this many steps of a rollback's checkpoint means it did not help (the detectors' smoothing window). */
 const RELAPSE_STEPS = 10;
-
-type StopReason = 'cancel' | 'pause' | 'preempt' | 'shutdown' | 'collapse-pause' | 'collapse-stop' | 'rollback';
 
 /**
  * Runs one job on this worker: re-validates the stored spec, resumes from the last
  * checkpoint, trains in a child process, persists every report, obeys cancel / pause /
  * preempt requests, and settles the job's final state.
+ *
+ * Once the job is marked running, every way out stores a final state (docs/failure-behaviour.md):
+ * a failure of the runner itself (the usage record, a result that could not be stored within
+ * STARLAB_WRITE_DEADLINE_MS) is a failed attempt, requeued until STARLAB_MAX_FAILED_ATTEMPTS,
+ * then failed with the reason. A final state that cannot be stored within the deadline either
+ * is stored in the background, so `run()` returns and the slot is free at once.
  */
 @Injectable()
-export class JobRunnerService {
+export class JobRunnerService implements OnModuleDestroy {
   private readonly logger = new Logger(JobRunnerService.name);
   private readonly active = new Map<string, { process: TrainingProcess; stop: (reason: StopReason) => void }>();
+  private readonly finalStates: FinalStates;
 
   constructor(
     private readonly jobs: JobRepository,
@@ -33,10 +38,17 @@ export class JobRunnerService {
     private readonly webhooks: WebhookRepository,
     private readonly usage: UsageRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
-  ) {}
+  ) {
+    this.finalStates = new FinalStates({ jobs, results, usage, webhooks }, (what, operation) => this.retried(what, operation), this.logger);
+  }
 
   get running(): number {
     return this.active.size;
+  }
+
+  /** Jobs whose final state is still being stored in the background (they hold no slot). */
+  get settling(): number {
+    return this.finalStates.pending;
   }
 
   /** Stops every job gracefully (checkpoint first) and requeues it: SIGTERM. */
@@ -44,33 +56,80 @@ export class JobRunnerService {
     for (const entry of this.active.values()) entry.stop('shutdown');
   }
 
+  /**
+   * Gives up storing final states in the background: such a job stays `running` on this worker,
+   * which the scheduler requeues once the worker has stopped heart-beating (docs/scheduling.md).
+   */
+  onModuleDestroy(): void {
+    this.finalStates.close();
+  }
+
+  /**
+   * At the worker's start, before it takes a job: jobs the database says this worker runs were
+   * held by an earlier process of the same name (STARLAB_WORKER_NAME fixed, the process
+   * restarted before the scheduler saw it gone), whose final state was not stored. Back to the
+   * queue with them; a pending cancel or pause request stays on the job.
+   */
+  async requeueLeftovers(): Promise<number> {
+    const name = this.config.worker.name;
+    let requeued = 0;
+    for (const { id } of await this.jobs.runningOn(name)) {
+      const row = await this.jobs.transition(id, ['running'], { status: 'queued', workerId: null, dispatchedAt: null, dispatchedDevice: null }, { message: `requeued: worker ${name} restarted while it held the job`, data: { status: 'queued', worker: name } });
+      if (row) requeued++;
+    }
+    if (requeued > 0) this.logger.warn(`requeued ${requeued} job(s) an earlier process of ${name} held`);
+    return requeued;
+  }
+
   async run(jobId: string): Promise<void> {
-    const job = await this.jobs.findById(jobId);
+    const job = await this.retried('read the job', () => this.jobs.findById(jobId));
     if (!job || !['queued', 'running'].includes(job.status)) {
       this.logger.log(`job ${jobId}: nothing to do (${job?.status ?? 'deleted'})`);
       return;
     }
+    const failures = { failedAttempts: job.failedAttempts, maxFailedAttempts: this.config.worker.maxFailedAttempts };
     // The stored spec was validated at submission; validate again: the row is input too (and a
     // spec stored before version 2 runs as it did then).
-    const spec = parseStoredJobSpec(job.spec);
-    if (job.controlRequest === 'cancel') {
-      await this.settle(jobId, 'cancel', { status: 'killed' }, { spec, trigger: null, ownerId: job.ownerId, name: job.name, rollbacks: job.rollbacks });
-      return;
+    let spec: JobSpec;
+    try {
+      spec = parseStoredJobSpec(job.spec);
+    } catch (error) {
+      return this.finalStates.store(job, unrunnable(`the stored spec is not valid: ${(error as Error).message}`));
     }
-    const checkpoint = await this.results.latestCheckpoint(jobId);
-    await this.results.discardAfter(jobId, checkpoint?.step ?? -1);
+    if (job.controlRequest === 'cancel') return this.finalStates.store(job, cancelled());
+    const checkpoint = await this.retried('read the checkpoint', () => this.results.latestCheckpoint(jobId));
+    await this.retried('discard results after the checkpoint', () => this.results.discardAfter(jobId, checkpoint?.step ?? -1));
     const attempt = job.attempt + 1;
     const resumeNote = checkpoint ? `, resuming from step ${checkpoint.step}` : '';
-    const started = await this.jobs.transition(
-      jobId,
-      ['queued', 'running'],
-      { status: 'running', attempt, workerId: this.config.worker.name, startedAt: job.startedAt ?? new Date(), currentStep: checkpoint?.step ?? 0, error: null },
-      { message: `running on ${this.config.worker.name} (attempt ${attempt}${resumeNote})`, data: { status: 'running', attempt, worker: this.config.worker.name, fromStep: checkpoint?.step ?? null } },
-    );
+    let started: JobRow | null;
+    try {
+      started = await this.retried('mark the job running', () =>
+        this.jobs.transition(
+          jobId,
+          ['queued', 'running'],
+          { status: 'running', attempt, workerId: this.config.worker.name, startedAt: job.startedAt ?? new Date(), currentStep: checkpoint?.step ?? 0, error: null },
+          { message: `running on ${this.config.worker.name} (attempt ${attempt}${resumeNote})`, data: { status: 'running', attempt, worker: this.config.worker.name, fromStep: checkpoint?.step ?? null } },
+        ),
+      );
+    } catch (error) {
+      // Perhaps stored and only the answer lost: make sure the job is not left running.
+      return this.finalStates.store(job, afterFailure(`could not mark the job running: ${(error as Error).message}`, failures));
+    }
     if (!started) return;
-    await withRetry(() => this.usage.open({ jobId, userId: job.ownerId, workerId: this.config.worker.name, device: this.config.worker.device }), { deadlineMs: WRITE_DEADLINE_MS });
     this.logger.log(`job ${jobId}: attempt ${attempt} on ${this.config.worker.name}${resumeNote}`);
+    let settlement: Settlement;
+    try {
+      settlement = await this.attempt(started, spec, checkpoint?.bytes ?? null, failures);
+    } catch (error) {
+      settlement = afterFailure((error as Error).message, failures);
+    }
+    await this.finalStates.store(started, settlement);
+  }
 
+  /** One attempt, from the usage record to how it should end; throws when the runner itself fails. */
+  private async attempt(job: JobRow, spec: JobSpec, checkpoint: Uint8Array | null, failures: Pick<AttemptContext, 'failedAttempts' | 'maxFailedAttempts'>): Promise<Settlement> {
+    const jobId = job.id;
+    await this.retried('open the usage record', () => this.usage.open({ jobId, userId: job.ownerId, workerId: this.config.worker.name, device: this.config.worker.device }));
     let stopReason: StopReason | null = null;
     let trigger: CollapseWarning | null = null;
     const stop = (reason: StopReason) => {
@@ -86,8 +145,10 @@ export class JobRunnerService {
       trigger = actionable;
       stop(spec.collapse.action === 'pause' ? 'collapse-pause' : spec.collapse.action === 'stop' ? 'collapse-stop' : 'rollback');
     };
-    const sink = this.sink(job, spec.training.steps, () => stopReason === 'cancel', onWarnings);
-    const process = new TrainingProcess(spec, this.config.worker.backend, checkpoint?.bytes ?? null, sink);
+    const cancelled = () => stopReason === 'cancel';
+    // TrainingProcess names the report that could not be stored; the log names the job.
+    const sink = jobSink({ jobs: this.jobs, results: this.results, webhooks: this.webhooks }, job, spec.training.steps, this.config.checkpointsKept, (what, operation) => this.withDeadline(`job ${jobId}: ${what}`, operation, cancelled), onWarnings);
+    const process = new TrainingProcess(spec, this.config.worker.backend, checkpoint, sink);
     this.active.set(jobId, { process, stop });
     const poll = setInterval(() => {
       this.jobs
@@ -98,122 +159,70 @@ export class JobRunnerService {
         })
         .catch(() => undefined);
     }, this.config.worker.controlPollMs);
-    const started_ = Date.now();
+    const startedAt = Date.now();
+    let outcome: TrainingOutcome;
     try {
-      const outcome = await process.outcome;
-      await this.settle(jobId, stopReason, outcome, { spec, trigger, ownerId: job.ownerId, name: job.name, rollbacks: job.rollbacks });
-      this.logger.log(`job ${jobId}: ${outcome.status} after ${((Date.now() - started_) / 1000).toFixed(1)} s`);
+      outcome = await process.outcome;
     } finally {
       clearInterval(poll);
       this.active.delete(jobId);
-      await withRetry(() => this.usage.close(jobId), { deadlineMs: WRITE_DEADLINE_MS }).catch((error: Error) => this.logger.warn(`job ${jobId}: usage not closed: ${error.message}`));
     }
+    const detail = outcome.status === 'failed' || outcome.status === 'write-failed' ? `: ${outcome.error}` : '';
+    this.logger.log(`job ${jobId}: ${outcome.status}${detail} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+    const context: AttemptContext = { spec, trigger, ...failures };
+    if (stopReason === 'rollback') {
+      const rollback = await this.planRollback(job, context);
+      if (rollback) return rollback;
+    }
+    return settle(stopReason, outcome, context);
   }
 
-  private sink(job: { id: string; ownerId: string; name: string }, totalSteps: number, cancelled: () => boolean, onWarnings: (w: CollapseWarning[]) => void): TrainingSink {
-    const jobId = job.id;
-    const retry = <T>(what: string, operation: () => Promise<T>) =>
-      withRetry(operation, {
-        deadlineMs: WRITE_DEADLINE_MS,
-        abandon: cancelled,
-        onRetry: (error, attempt) => this.logger.warn(`job ${jobId}: ${what} failed (attempt ${attempt}), retrying: ${error.message}`),
-      });
-    return {
-      started: (info) =>
-        retry('start', () =>
-          Promise.all([
-            this.jobs.update(jobId, { backend: info.backend }),
-            this.jobs.addEvent(jobId, 'log', `training process started on ${info.backend} (${info.parameters} parameters) from step ${info.fromStep}`, info),
-          ]),
-        ).then(() => undefined),
-      step: (step, metrics, trajectories) => retry(`step ${step}`, () => this.results.saveStep(jobId, step, totalSteps, metrics, trajectories)).then(() => undefined),
-      warnings: async (step, warnings) => {
-        const added = await retry(`warnings ${step}`, () => this.results.saveWarnings(jobId, warnings));
-        if (added > 0) {
-          for (const warning of warnings.filter((w) => w.severity !== 'info')) {
-            await retry('webhook', () => this.webhooks.enqueue(job.ownerId, 'collapse.warning', { type: 'collapse.warning', timestamp: new Date().toISOString(), data: { jobId, jobName: job.name, ...warning } }));
-          }
-        }
-        onWarnings(warnings);
-      },
-      checkpoint: (step, bytes, health) => retry(`checkpoint ${step}`, () => this.results.saveCheckpoint(jobId, step, bytes, this.config.checkpointsKept, health)).then(() => undefined),
-      log: (message) => retry('log', () => this.jobs.addEvent(jobId, 'log', message)).then(() => undefined),
-    };
+  /** A database call retried like every write of a running job (docs/failure-behaviour.md); its error says what failed. */
+  private retried<T>(what: string, operation: () => Promise<T>): Promise<T> {
+    return this.withDeadline(what, operation).catch((error: Error) => {
+      throw new Error(`could not ${what}: ${error.message}`, { cause: error });
+    });
   }
 
-  /** Final state from why training stopped and how it ended. */
-  private async settle(jobId: string, reason: StopReason | null, outcome: TrainingOutcome, context: SettleContext): Promise<void> {
-    const finish = { finishedAt: new Date(), controlRequest: null };
-    const write = (data: Parameters<JobRepository['transition']>[2], message: string, extra: Record<string, unknown> = {}) =>
-      withRetry(() => this.jobs.transition(jobId, ['running', 'queued'], data, { message, data: { status: data.status ?? 'running', ...extra } as object }), { deadlineMs: WRITE_DEADLINE_MS });
-    const notify = (status: string, detail: Record<string, unknown> = {}) =>
-      this.webhooks.enqueue(context.ownerId, `job.${status}`, { type: `job.${status}`, timestamp: new Date().toISOString(), data: { jobId, jobName: context.name, ...detail } }).catch(() => 0);
-    const cause = context.trigger ? `${context.trigger.detector} at step ${context.trigger.step}` : '';
-    if (reason === 'rollback' && (await this.rollback(jobId, context))) return;
-    if (reason === 'cancel') {
-      await write({ status: 'cancelled', ...finish }, 'cancelled');
-      await notify('cancelled');
-    } else if (outcome.status === 'completed') {
-      await write({ status: 'succeeded', progress: 1, ...finish }, `succeeded at step ${outcome.step}`);
-      await notify('succeeded', { step: outcome.step });
-    } else if (outcome.status === 'stopped' && (reason === 'pause' || reason === 'collapse-pause')) {
-      const why = reason === 'collapse-pause' ? ` by collapse rule (${cause})` : '';
-      await write({ status: 'paused', controlRequest: null, dispatchedAt: null }, `paused at step ${outcome.step}${why}`, { warning: context.trigger });
-      await notify('paused', { step: outcome.step, warning: context.trigger });
-    } else if (reason === 'collapse-stop' || reason === 'rollback') {
-      const error = reason === 'rollback' ? `collapse (${cause}) and no rollback possible: no healthy checkpoint or rollbacks exhausted` : `stopped by collapse rule: ${cause}`;
-      await write({ status: 'failed', error, ...finish }, error, { warning: context.trigger });
-      await notify('failed', { error });
-    } else if (outcome.status === 'stopped') {
-      // Preempted or the worker is shutting down: back to the queue, resumes from the checkpoint.
-      await write({ status: 'queued', controlRequest: null, dispatchedAt: null, workerId: null }, `requeued at step ${outcome.step} (${reason})`);
-    } else {
-      const error = outcome.status === 'failed' ? outcome.error : 'training process was killed';
-      await write({ status: 'failed', error, ...finish }, `failed: ${error}`);
-      await notify('failed', { error });
-    }
+  private withDeadline<T>(what: string, operation: () => Promise<T>, abandon?: () => boolean): Promise<T> {
+    return withRetry(operation, {
+      deadlineMs: this.config.worker.writeDeadlineMs,
+      abandon,
+      onRetry: (error, attempt) => this.logger.warn(`${what} failed (attempt ${attempt}), retrying: ${error.message}`),
+    });
   }
 
   /**
    * collapse.action = rollback: back to the newest healthy checkpoint before the warning, with
-   * the spec's rollback overrides (lower learning rate, stronger filter), then requeued.
-   * False when no rollback is possible (the caller stops the job).
+   * the spec's rollback overrides (lower learning rate, stronger filter), then requeued; stored
+   * as one transaction (ResultsRepository.rollBackTo). Null when no rollback is possible (the
+   * job stops).
    */
-  private async rollback(jobId: string, context: SettleContext): Promise<boolean> {
+  private async planRollback(job: JobRow, context: AttemptContext): Promise<Settlement | null> {
     const { spec, trigger } = context;
-    if (!trigger || context.rollbacks >= spec.collapse.rollback.maxRollbacks) return false;
+    if (!trigger || job.rollbacks >= spec.collapse.rollback.maxRollbacks) return null;
     // Detectors lag the update that broke a policy, so the checkpoint written just before a
     // warning can already hold broken weights. A run that warns again within RELAPSE_STEPS of the
     // checkpoint it was rolled back to did not recover from there: go back further than that.
-    const previous = context.rollbacks > 0 ? await this.jobs.lastRollbackTarget(jobId) : null;
+    const previous = job.rollbacks > 0 ? await this.retried('read the last rollback', () => this.jobs.lastRollbackTarget(job.id)) : null;
     const relapsed = previous !== null && trigger.step - previous <= RELAPSE_STEPS;
-    const target = await this.results.latestHealthyCheckpoint(jobId, relapsed ? previous - 1 : trigger.step);
-    if (!target) return false;
+    const target = await this.retried('find a healthy checkpoint', () => this.results.latestHealthyCheckpoint(job.id, relapsed ? previous - 1 : trigger.step));
+    if (!target) return null;
     const next: JobSpec = structuredClone(spec);
     next.training.learningRate = spec.training.learningRate * spec.collapse.rollback.learningRateScale;
     if (spec.collapse.rollback.filterKeepFraction !== undefined) {
       next.algorithm.config.filter = 'std-top';
       next.algorithm.config.filterKeepFraction = spec.collapse.rollback.filterKeepFraction;
     }
-    await this.results.discardAfter(jobId, target.step);
-    await this.results.discardCheckpointsAfter(jobId, target.step);
-    const message = `rolled back to healthy checkpoint at step ${target.step} after ${trigger.detector} at step ${trigger.step}; learning rate ${spec.training.learningRate} → ${next.training.learningRate}` +
+    const message =
+      `rolled back to healthy checkpoint at step ${target.step} after ${trigger.detector} at step ${trigger.step}; learning rate ${spec.training.learningRate} → ${next.training.learningRate}` +
       (spec.collapse.rollback.filterKeepFraction !== undefined ? `, filter keeps ${spec.collapse.rollback.filterKeepFraction}` : '');
-    await this.jobs.transition(
-      jobId,
-      ['running'],
-      { status: 'queued', spec: next as unknown as object, rollbacks: context.rollbacks + 1, currentStep: target.step, dispatchedAt: null, workerId: null, controlRequest: null },
-      { type: 'audit', message, data: { action: 'rollback', toStep: target.step, warning: { ...trigger }, learningRate: next.training.learningRate, filterKeepFraction: next.algorithm.config.filterKeepFraction } },
-    );
-    this.logger.warn(`job ${jobId}: ${message}`);
-    return true;
+    return {
+      kind: 'rollback',
+      toStep: target.step,
+      data: { status: 'queued', spec: next as unknown as object, rollbacks: job.rollbacks + 1, currentStep: target.step, dispatchedAt: null, workerId: null, controlRequest: null },
+      message,
+      extra: { action: 'rollback', toStep: target.step, warning: { ...trigger }, learningRate: next.training.learningRate, filterKeepFraction: next.algorithm.config.filterKeepFraction },
+    };
   }
-}
-
-interface SettleContext {
-  spec: JobSpec;
-  trigger: CollapseWarning | null;
-  ownerId: string;
-  name: string;
-  rollbacks: number;
 }

@@ -16,12 +16,15 @@ class RecordingSink implements TrainingSink {
   checkpoints: number[] = [];
   trajectoriesPerStep: number[] = [];
   onStep: (step: number) => void = () => undefined;
+  /** A step whose write fails for good (the database gave up). */
+  failStep: number | null = null;
   async started(info: { backend: string; fromStep: number }) {
     this.startedInfo = info;
   }
   async step(step: number, _metrics: unknown, trajectories: unknown[]) {
     // Slow persistence: the child must wait for the ack rather than run ahead.
     await new Promise((r) => setTimeout(r, 20));
+    if (step === this.failStep) throw new Error('disk on fire');
     this.steps.push(step);
     this.trajectoriesPerStep.push(trajectories.length);
     this.onStep(step);
@@ -62,4 +65,22 @@ describe('TrainingProcess', () => {
     expect(await process.outcome).toEqual({ status: 'killed' });
     expect(recorder.steps).toEqual([0]);
   }, 60_000);
+});
+
+describe('TrainingProcess when things fail', () => {
+  it('ends, with the child stopped, when the sink cannot store a step', async () => {
+    const recorder = sink();
+    recorder.failStep = 2;
+    const process = new TrainingProcess(spec, 'wasm', null, recorder);
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([process.outcome, new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 20 s'), 20_000)))]);
+    clearTimeout(timer);
+    expect(outcome).toEqual({ status: 'write-failed', error: 'could not store step 2: disk on fire' });
+    expect(recorder.steps).toEqual([0, 1]);
+  }, 30_000);
+
+  it('reports a child that could not be started instead of throwing its error event', async () => {
+    const outcome = await new TrainingProcess(spec, 'wasm', null, sink(), { execPath: '/nonexistent/node' }).outcome;
+    expect(outcome).toEqual({ status: 'failed', error: expect.stringMatching(/^training process could not start: spawn \/nonexistent\/node ENOENT/) });
+  }, 30_000);
 });

@@ -19,12 +19,21 @@ export interface TrainingSink {
 export type TrainingOutcome =
   | { status: 'completed' | 'stopped'; step: number }
   | { status: 'killed' }
-  | { status: 'failed'; error: string };
+  | { status: 'failed'; error: string }
+  /** The sink could not store a report (it gave up retrying): the child was stopped at once. */
+  | { status: 'write-failed'; error: string };
+
+export interface TrainingProcessOptions {
+  /** The Node binary that runs the child (default: this process's). */
+  execPath?: string;
+}
 
 /**
  * Parent side of one training child process: relays its reports to the sink in order, acks
  * each one only after the sink has persisted it, and can stop it gracefully (checkpoint first)
- * or kill it outright (cancel).
+ * or kill it outright (cancel). `outcome` always settles: when the child exits, when it could not
+ * be started, and when the sink fails (the child is killed then, since it would wait for the ack
+ * for ever).
  */
 export class TrainingProcess {
   readonly outcome: Promise<TrainingOutcome>;
@@ -32,23 +41,31 @@ export class TrainingProcess {
   private chain: Promise<void> = Promise.resolve();
   private result: TrainingOutcome | null = null;
   private killed = false;
+  private writeFailure: string | null = null;
+  private startFailure: string | null = null;
 
-  constructor(spec: JobSpec, backend: BackendChoice, checkpoint: Uint8Array | null, private readonly sink: TrainingSink) {
+  constructor(spec: JobSpec, backend: BackendChoice, checkpoint: Uint8Array | null, private readonly sink: TrainingSink, options: TrainingProcessOptions = {}) {
     const entry = join(__dirname, `training-process${extname(__filename)}`);
     // Running from TypeScript sources (tests, `npm run worker:dev`): register the same transpiler.
     const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-    this.child = fork(entry, [], { serialization: 'advanced', execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    this.child = fork(entry, [], { serialization: 'advanced', execArgv, execPath: options.execPath, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+    let ended: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined;
+    this.outcome = new Promise((resolve) => {
+      ended = (code, signal) => void this.chain.then(() => resolve(this.settled(code, signal)));
+    });
+    // 'error': the child could not be started (no 'exit' follows), or a message could not be
+    // sent to it (it is exiting: 'exit' follows). Without a listener either would throw.
+    this.child.on('error', (error) => {
+      if (this.child.pid !== undefined) return;
+      this.startFailure ??= error.message;
+      // The IPC channel of a child that never ran would keep this process alive.
+      if (this.child.connected) this.child.disconnect();
+      ended(null, null);
+    });
     this.child.on('message', (message: ChildMessage) => {
       this.chain = this.chain.then(() => this.handle(message));
     });
-    this.outcome = new Promise((resolve) => {
-      this.child.on('exit', (code, signal) => {
-        void this.chain.then(() => {
-          if (this.killed) resolve({ status: 'killed' });
-          else resolve(this.result ?? { status: 'failed', error: `training process exited (${signal ?? `code ${code}`})` });
-        });
-      });
-    });
+    this.child.on('exit', (code, signal) => ended(code, signal));
     this.post({ type: 'start', spec, backend, checkpoint });
   }
 
@@ -63,8 +80,28 @@ export class TrainingProcess {
     this.child.kill('SIGKILL');
   }
 
+  private settled(code: number | null, signal: NodeJS.Signals | null): TrainingOutcome {
+    if (this.writeFailure !== null) return { status: 'write-failed', error: this.writeFailure };
+    if (this.killed) return { status: 'killed' };
+    if (this.startFailure !== null) return { status: 'failed', error: `training process could not start: ${this.startFailure}` };
+    return this.result ?? { status: 'failed', error: `training process exited (${signal ?? `code ${code}`})` };
+  }
+
+  /** Never rejects: a report the sink could not store ends the run (see `outcome`). */
   private async handle(message: ChildMessage): Promise<void> {
     if (this.killed) return;
+    try {
+      await this.relay(message);
+    } catch (error) {
+      if (this.killed) return; // cancelled meanwhile: what was not stored is not wanted
+      this.writeFailure = `could not store ${describe(message)}: ${(error as Error).message}`;
+      this.kill();
+      return;
+    }
+    this.post({ type: 'ack', seq: message.seq });
+  }
+
+  private async relay(message: ChildMessage): Promise<void> {
     switch (message.type) {
       case 'started':
         await this.sink.started({ backend: message.backend, fromStep: message.fromStep, parameters: message.parameters });
@@ -88,10 +125,24 @@ export class TrainingProcess {
         this.result = { status: 'failed', error: message.error };
         break;
     }
-    this.post({ type: 'ack', seq: message.seq });
   }
 
   private post(message: ParentMessage): void {
     if (this.child.connected) this.child.send(message);
+  }
+}
+
+/** What a report is, for an error message. */
+function describe(message: ChildMessage): string {
+  switch (message.type) {
+    case 'step':
+      return `step ${message.step}`;
+    case 'warnings':
+    case 'checkpoint':
+      return `the ${message.type === 'warnings' ? 'warnings' : 'checkpoint'} of step ${message.step}`;
+    case 'started':
+      return 'the start of training';
+    default:
+      return `a ${message.type} report`;
   }
 }

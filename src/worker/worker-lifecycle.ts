@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { hostname } from 'node:os';
-import { APP_CONFIG, AppConfig } from '../config/config';
+import { APP_CONFIG, AppConfig, ConfigError } from '../config/config';
 import { QueueRepository, TrainingConsumer } from '../repositories/queue.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
 import { JobRunnerService } from './job-runner.service';
@@ -29,9 +29,23 @@ export class WorkerLifecycle {
     this.backend = await initBackend(this.config.worker.backend, (m) => this.logger.log(m));
     await this.announce();
     this.heartbeat = setInterval(() => void this.announce(), this.config.worker.heartbeatMs);
-    this.consumer = this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots, this.config.worker.device);
+    this.consumer = await this.consume();
     void this.consumer.run();
     this.logger.log(`worker ${this.config.worker.name} consuming ${this.config.worker.device} jobs with ${this.config.worker.slots} slot(s) on ${this.backend}`);
+  }
+
+  /** Waits for Postgres and Redis (the namespace needs both); a namespace of another deployment stops the worker. First, jobs an earlier process of this name left running go back to the queue. */
+  private async consume(): Promise<TrainingConsumer> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.runner.requeueLeftovers();
+        return await this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots, this.config.worker.device);
+      } catch (error) {
+        if (error instanceof ConfigError) throw error;
+        if (attempt === 1 || attempt % 30 === 0) this.logger.warn(`waiting for the queue: ${(error as Error).message}`);
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+      }
+    }
   }
 
   async stop(): Promise<void> {

@@ -24,7 +24,7 @@ import { TestStack, tinyJob } from '../support/stack';
  *   anyKey        401        ok     ok          ok            ok     ok     acts on the caller's own data
  *   jobRead       401        ok     ok          404           404    ok     a job and what it produced
  *   jobControl    401        ok     404         404           404    ok     team-mates never control
- *   jobAdmin      401        404    404         404           404    ok     preempt: admins only, even over the owner
+ *   jobAdmin      401        403    403         404           404    ok     preempt: admins only; 403 to whoever can read the job
  *   ownerOrAdmin  401        ok     404         404           404    ok     webhooks, API keys, user profiles
  *   adminOnly     401        403    403         403           403    ok     the role is checked before any lookup
  * Another user's resource is a 404, never a 403, so that its existence is not disclosed.
@@ -40,7 +40,7 @@ const ACCESS: Record<RuleName, Record<Caller, Expected>> = {
   anyKey: { anonymous: 401, owner: 'ok', mateShared: 'ok', mateUnshared: 'ok', other: 'ok', admin: 'ok' },
   jobRead: { anonymous: 401, owner: 'ok', mateShared: 'ok', mateUnshared: 404, other: 404, admin: 'ok' },
   jobControl: { anonymous: 401, owner: 'ok', mateShared: 404, mateUnshared: 404, other: 404, admin: 'ok' },
-  jobAdmin: { anonymous: 401, owner: 404, mateShared: 404, mateUnshared: 404, other: 404, admin: 'ok' },
+  jobAdmin: { anonymous: 401, owner: 403, mateShared: 403, mateUnshared: 404, other: 404, admin: 'ok' },
   ownerOrAdmin: { anonymous: 401, owner: 'ok', mateShared: 404, mateUnshared: 404, other: 404, admin: 'ok' },
   adminOnly: { anonymous: 401, owner: 403, mateShared: 403, mateUnshared: 403, other: 403, admin: 'ok' },
 };
@@ -123,7 +123,8 @@ function documentedOperations(): string[] {
 type Resources = Record<Target, string>;
 
 describe('access matrix (real HTTP)', () => {
-  const stack = new TestStack();
+  // Webhooks point at loopback (nothing listens there), which an admin must allow.
+  const stack = new TestStack({ apiEnv: { STARLAB_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1' } });
   const keys = {} as Record<Exclude<Caller, 'anonymous'>, string>;
   /** Whose resources a caller is pointed at (see the header). */
   const targets = {} as Record<Caller, Resources>;

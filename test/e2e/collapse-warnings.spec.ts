@@ -11,7 +11,8 @@ import { TestStack, tinyJob } from '../support/stack';
 const ALWAYS_SPIKE = [{ detector: 'grad_norm_spike', threshold: 0, warmupSteps: 5 }];
 
 describe('collapse warnings (real HTTP, worker, webhook receiver)', () => {
-  const stack = new TestStack();
+  // The receiver is on loopback, which webhooks may reach only when an admin allows it.
+  const stack = new TestStack({ apiEnv: { STARLAB_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1' } });
   const received: { headers: IncomingHttpHeaders; body: string; status: number }[] = [];
   let receiver: Server;
   let receiverUrl: string;

@@ -104,7 +104,8 @@ describe('scheduling: fair share, priorities, quotas (three users, two slots)', 
   it('lets an admin preempt a running job, which resumes later with every step exactly once', async () => {
     const id = await submit('bob', 'long', 0);
     await stack.waitForJob(id, (j) => j.status === 'running' && j.currentStep >= 3);
-    expect((await stack.request('POST', `/v1/jobs/${id}/preempt`, { key: keys.bob })).status).toBe(404);
+    // Bob can see his job, so he is told that preempting is for admins.
+    expect((await stack.request('POST', `/v1/jobs/${id}/preempt`, { key: keys.bob })).body).toMatchObject({ status: 403, detail: 'only admins preempt jobs' });
     expect((await stack.request('POST', `/v1/jobs/${id}/preempt`)).status).toBe(200);
     const done = await stack.waitForJob(id, (j) => j.status === 'succeeded', 90_000);
     expect(done.attempt).toBe(2);

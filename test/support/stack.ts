@@ -112,6 +112,11 @@ export interface TestStackOptions {
   api?: 'in-process' | 'process';
   /** Extra environment of the API (e.g. STARLAB_RATE_LIMIT_PER_MINUTE). */
   apiEnv?: Record<string, string>;
+  /**
+   * null: STARLAB_QUEUE_PREFIX is left unset, so the processes derive their namespace from the
+   * database as a deployment does by default (use a Redis of the test's own: PrivateRedis).
+   */
+  queuePrefix?: null;
 }
 
 /**
@@ -138,7 +143,9 @@ export class TestStack {
 
   /** Environment of this stack's processes. */
   env(extra: Record<string, string> = {}): Record<string, string> {
-    return stackEnv(this.database, this.queuePrefix, { REDIS_URL: this.redisUrl, ...extra });
+    const env = stackEnv(this.database, this.queuePrefix, { REDIS_URL: this.redisUrl, ...extra });
+    if (this.options.queuePrefix === null && !('STARLAB_QUEUE_PREFIX' in extra)) delete env.STARLAB_QUEUE_PREFIX;
+    return env;
   }
 
   async start(): Promise<this> {
