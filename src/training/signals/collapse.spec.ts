@@ -213,6 +213,22 @@ describe('CollapseMonitor', () => {
   });
 });
 
+describe('template_collapse', () => {
+  const template = { 'diversity/template_share': 1, 'diversity/distinct_ratio': 0.1 };
+  it('stays quiet while success is still rising (a task whose right answer is the same everywhere)', () => {
+    // Success climbs 0.3 → 0.8 over 50 steps: every smoothed step is a new peak.
+    const rising = series(50, (s) => ({ ...steady, ...template, 'success/rate': 0.3 + 0.01 * s }));
+    expect(backtest(rising).filter((w) => w.detector === 'template_collapse')).toEqual([]);
+  });
+
+  it('warns once success has not set a new peak for a window', () => {
+    // Flat at 0.3 from the start: the peak is set at step 1 and never beaten, so from step 11
+    // (10 steps without a new peak) the template counts; the detector's warm-up is 10 steps too.
+    const flat = series(40, () => ({ ...steady, ...template, 'success/rate': 0.3 }));
+    expect(backtest(flat).filter((w) => w.detector === 'template_collapse').map((w) => w.step)).toEqual([11]);
+  });
+});
+
 describe('the detector table', () => {
   it('watches canonical metric names, one entry per detector id', () => {
     const names = new Set<string>(Object.values(METRIC));

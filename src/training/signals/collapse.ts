@@ -32,6 +32,8 @@ const CONVERGED_SUCCESS = 0.85;
  * solved task is success_drop's business and must not reopen every diversity alarm at once.
  */
 const CONVERGED_RELEASE = 0.75;
+/** How much a smoothed signal must exceed its peak to count as rising (sincePeak). */
+const PEAK_MARGIN = 1e-3;
 
 export interface CollapseWarning {
   step: number;
@@ -48,6 +50,8 @@ export interface CollapseWarning {
 export interface MonitorState {
   ema: Record<string, number>;
   peak: Record<string, number>;
+  /** The step each smoothed signal last set a new peak. */
+  peakStep?: Record<string, number>;
   entropyReference: number[];
   /** Whether success has converged (latched between CONVERGED_SUCCESS and CONVERGED_RELEASE). */
   converged?: boolean;
@@ -140,6 +144,9 @@ export class CollapseMonitor {
       const value = metrics[name];
       if (value !== undefined && Number.isFinite(value)) {
         s.ema[name] = ema(s.ema[name], value, window);
+        const peakStep = (s.peakStep ??= {});
+        // A new peak must beat the old one by PEAK_MARGIN: a flat plateau's rounding is no rise.
+        if (s.peak[name] === undefined || s.ema[name] > s.peak[name] + PEAK_MARGIN || peakStep[name] === undefined) peakStep[name] = step;
         s.peak[name] = Math.max(s.peak[name] ?? -Infinity, s.ema[name]);
       }
       smoothed[name] = s.ema[name];
@@ -163,6 +170,7 @@ export class CollapseMonitor {
       converged,
       smoothed,
       peak: (name) => s.peak[name] ?? 0,
+      sincePeak: (name) => step - (s.peakStep?.[name] ?? step),
       entropyReference: s.entropyReference.length >= 5 ? mean(s.entropyReference) : undefined,
       history: (name) => s.history[name] ?? [],
       // The median alone is a poor scale when most steps carry no learning signal (all groups

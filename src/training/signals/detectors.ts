@@ -33,6 +33,8 @@ export interface StepView {
   converged: boolean;
   smoothed: Readonly<Record<string, number | undefined>>;
   peak(name: string): number;
+  /** Steps since the smoothed signal last set a new peak (0 at a new peak). */
+  sincePeak(name: string): number;
   /** Mean entropy of the first five steps, once there are five. */
   entropyReference: number | undefined;
   history(name: string): readonly number[];
@@ -144,13 +146,15 @@ export const DETECTOR_TABLE = [
       message: `Updates are too large: over the last ${shifts.length} steps the median KL between the policy before and after a step's update is ${fmt(typical)} nats per token, above ${fmt(c.threshold)}. Steps this large broke runs in bench/collapse tens of steps later, often suddenly (responses stop parsing); lower the learning rate.`,
     };
   }),
-  // One answer whatever the state.
+  // One answer whatever the state, while success has stopped rising. (A task whose right answer
+  // is the same everywhere, like the bandit's arm, is answered with a template on the way up.)
   detector('template_collapse', METRIC.templateShare, { enabled: true, threshold: 0.9, severity: 'warning', window: 10, warmupSteps: 10 }, (v, c) => {
     const template = v.smoothed[METRIC.templateShare];
     const distinct = v.smoothed[METRIC.distinctRatio];
     if (template === undefined || distinct === undefined) return null;
+    const stalled = v.sincePeak(METRIC.successRate) >= c.window;
     return {
-      holds: template > c.threshold && distinct < 0.25 && !v.converged,
+      holds: template > c.threshold && distinct < 0.25 && !v.converged && stalled,
       recovered: template < c.threshold / RECOVERY_BAND || distinct > 0.25 * RECOVERY_BAND || v.converged,
       value: template,
       threshold: c.threshold,
