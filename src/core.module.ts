@@ -1,6 +1,7 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, loadConfig } from './config/config';
 import { AuditRepository } from './repositories/audit.repository';
+import { EvaluationRepository } from './repositories/evaluation.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { JobRepository } from './repositories/job.repository';
 import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
@@ -14,7 +15,7 @@ import { WebhookRepository } from './repositories/webhook.repository';
 import { WebhookTransport } from './repositories/webhook-transport';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository];
+const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

@@ -50,6 +50,7 @@ export function QueryParams(schema: TObject) {
   );
 }
 
-export function JsonBody(schemaName: string, description?: string) {
-  return ApiBody({ schema: ref(schemaName), description });
+/** `optional`: the body may be left out; every field then takes its default. */
+export function JsonBody(schemaName: string, description?: string, optional = false) {
+  return ApiBody({ schema: ref(schemaName), description, required: !optional });
 }

@@ -6,6 +6,7 @@ import { JobSpecSchema } from '../training/spec/job-spec';
 import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from '../contracts/api-keys.dto';
 import { AuditEventListSchema } from '../contracts/audit.dto';
 import { AlgorithmSchema, EnvironmentSchema } from '../contracts/catalog.dto';
+import { CreateEvaluationSchema, EvaluationListSchema, EvaluationSchema, ForkJobSchema, RollbackJobSchema } from '../contracts/checkpoint-actions.dto';
 import { CheckpointListSchema, JobEventListSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from '../contracts/jobs.dto';
 import { QueueViewSchema, UsageViewSchema } from '../contracts/lab.dto';
 import { HealthSchema, ReadinessSchema } from '../contracts/operations.dto';
@@ -37,6 +38,11 @@ const COMPONENTS = {
   TrajectoryList: TrajectoryListSchema,
   CheckpointList: CheckpointListSchema,
   CheckpointBytes: Type.String({ format: 'binary' }),
+  CreateEvaluation: CreateEvaluationSchema,
+  Evaluation: EvaluationSchema,
+  EvaluationList: EvaluationListSchema,
+  ForkJob: ForkJobSchema,
+  RollbackJob: RollbackJobSchema,
   EnvironmentList: Type.Object({ data: Type.Array(EnvironmentSchema) }),
   AlgorithmList: Type.Object({ data: Type.Array(AlgorithmSchema) }),
   QueueView: QueueViewSchema,

@@ -40,6 +40,7 @@ export const JobSchema = Type.Object({
     }),
   ),
   spec: Type.Record(Type.String(), Type.Unknown(), { description: 'the validated spec with every default filled in' }),
+  forkedFrom: Nullable(Type.Object({ jobId: Type.String({ format: 'uuid' }), step: Type.Integer({ description: 'step of the checkpoint it started from' }) }, { description: 'a fork: the job and checkpoint step it continues' })),
   createdAt: Timestamp,
   startedAt: Nullable(Timestamp),
   finishedAt: Nullable(Timestamp),

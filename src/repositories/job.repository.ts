@@ -40,6 +40,21 @@ export class JobRepository {
     });
   }
 
+  /**
+   * A fork: the new job, its first event and a copy of the source checkpoint as its own (copied
+   * inside Postgres, the bytes never travel), together. The worker resumes it from that copy.
+   */
+  createFork(job: NewJob & { parentJobId: string; parentStep: number; progress: number }, checkpointId: string, message: string) {
+    return this.prisma.$transaction(async (tx) => {
+      const created = await tx.job.create({ data: { ...job, currentStep: job.parentStep, status: 'queued' }, include: { owner: true } });
+      await tx.$executeRaw`
+        INSERT INTO checkpoints (id, job_id, step, bytes, storage_uri, size_bytes, health, created_at)
+        SELECT gen_random_uuid(), ${created.id}::uuid, step, bytes, storage_uri, size_bytes, health, now() FROM checkpoints WHERE id = ${checkpointId}::uuid`;
+      await tx.jobEvent.create({ data: { jobId: created.id, type: 'state', message, data: { status: 'queued', parentJobId: job.parentJobId, parentStep: job.parentStep } } });
+      return created;
+    });
+  }
+
   findById(id: string): Promise<JobRow | null> {
     return this.prisma.job.findUnique({ where: { id }, include: { owner: true } });
   }

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Prisma } from '../generated/prisma/client';
+import type { JobStatus, Prisma } from '../generated/prisma/client';
 import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import { PrismaService } from './prisma.service';
@@ -101,9 +101,29 @@ export class ResultsRepository {
     return this.prisma.checkpoint.findFirst({ where: { jobId, health: 'healthy', step: { lte: atOrBefore } }, orderBy: { step: 'desc' } });
   }
 
-  /** Forgets checkpoints after `step` (a rollback returns to it). */
-  discardCheckpointsAfter(jobId: string, step: number) {
-    return this.prisma.checkpoint.deleteMany({ where: { jobId, step: { gt: step } } });
+  /**
+   * A rollback, in one transaction: the job, if still in one of `from`, takes `data` (back to the
+   * queue, perhaps with a new spec) and the audit event, and everything it produced after `step`
+   * is forgotten: metrics, trajectories, warnings and checkpoints. Null, with nothing changed,
+   * when the job has meanwhile left those states.
+   */
+  rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }, from: JobStatus[] = ['running']) {
+    return this.prisma.$transaction(async (tx) => {
+      const { count } = await tx.job.updateMany({ where: { id: jobId, status: { in: from } }, data });
+      if (count === 0) return null;
+      const after = { jobId, step: { gt: step } };
+      await tx.stepMetric.deleteMany({ where: after });
+      await tx.trajectory.deleteMany({ where: after });
+      await tx.collapseWarning.deleteMany({ where: after });
+      await tx.checkpoint.deleteMany({ where: after });
+      await tx.jobEvent.create({ data: { jobId, type: 'audit', message: event.message, data: event.data } });
+      return tx.job.findUnique({ where: { id: jobId }, include: { owner: true } });
+    });
+  }
+
+  /** A checkpoint of the job, without its bytes. */
+  checkpointOf(jobId: string, checkpointId: string) {
+    return this.prisma.checkpoint.findFirst({ where: { id: checkpointId, jobId }, select: { id: true, step: true, health: true } });
   }
 
   latestCheckpoint(jobId: string) {

@@ -21,6 +21,7 @@ export function toJobView(job: JobRow, queue: JobView['queue'] = null): JobView 
     latestMetrics: (job.latestMetrics as Record<string, number> | null) ?? null,
     queue,
     spec: job.spec as Record<string, unknown>,
+    forkedFrom: job.parentJobId !== null && job.parentStep !== null ? { jobId: job.parentJobId, step: job.parentStep } : null,
     createdAt: job.createdAt.toISOString(),
     startedAt: job.startedAt?.toISOString() ?? null,
     finishedAt: job.finishedAt?.toISOString() ?? null,

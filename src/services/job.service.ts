@@ -150,7 +150,7 @@ export class JobService {
     return existing;
   }
 
-  private async view(job: JobRow): Promise<JobView> {
+  async view(job: JobRow): Promise<JobView> {
     return this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map());
   }
 
@@ -168,7 +168,7 @@ export class JobService {
   }
 
   /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. */
-  private async checkQueuedQuota(principal: Principal): Promise<void> {
+  async checkQueuedQuota(principal: Principal): Promise<void> {
     const limit = (await this.users.findUser(principal.userId))?.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
     const queued = await this.jobs.countOwned(principal.userId, 'queued');
     if (queued >= limit) {

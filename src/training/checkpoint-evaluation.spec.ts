@@ -25,12 +25,12 @@ describe('playabilityProblems', () => {
   it('accepts the configs the checkpoint can read: the slippery variant, a 6×6 lake', () => {
     const shape = shapeOfJob(spec);
     expect(playabilityProblems(shape, spec.rollout, { id: 'frozenlake', config: { slippery: true } })).toEqual([]);
-    // 6·6 cells + 5 newlines + <obs> <resp> and the reward sign = 44 ≤ 64 − 16.
+    // 6·6 cells + 5 newlines + <bos> <obs> <resp> = 44 ≤ 64 − 16.
     expect(playabilityProblems(shape, spec.rollout, { id: 'frozenlake', config: { size: 6 } })).toEqual([]);
   });
 
   it('refuses an observation the context cannot hold beside one response, with the numbers', () => {
-    // 7·7 cells + 6 newlines + 3 markers = 58 > 64 − 16 = 48.
+    // 7·7 cells + 6 newlines + <bos> <obs> <resp> = 58 > 64 − 16 = 48.
     expect(playabilityProblems(shapeOfJob(spec), spec.rollout, { id: 'frozenlake', config: { size: 7 } }, 'body')).toEqual([
       { field: 'body.environment.config', message: "one frozenlake observation of this config takes 58 tokens with its markers; the checkpoint's context of 64 holds 48 beside a 16-token response" },
     ]);

@@ -91,6 +91,7 @@ export function playabilityProblems(shape: CheckpointShape, settings: PlaySettin
   }
   const numberTokens = settings.historyFormat === 'ragen' ? NUMBER_HISTORY_TOKENS.filter((t) => !known.has(t)) : [];
   if (numberTokens.length > 0) problems.push({ field: at('rollout.historyFormat'), message: `the checkpoint's vocabulary has no ${HISTORY_TOKENS.reward} number tokens: it was trained with the sign history` });
+  // <bos> <obs> … <resp>, and in RAGEN's history <left> with the actions left, digit by digit.
   const markers = 3 + (settings.historyFormat === 'ragen' ? 1 + String(settings.maxActionsPerEpisode).length : 0);
   const turnTokens = definition.observationTokens({ ...definition.defaults, ...config }) + markers;
   const room = shape.contextLength - settings.maxTokensPerTurn;

@@ -58,7 +58,7 @@ describe('forkSpec', () => {
   it('refuses networks the checkpoint has no weights for, observations it cannot read, and no steps left', () => {
     expect(fieldsOf(() => forkSpec(source, 10, { algorithm: { id: 'starpo-s' } }, 'f', 'body.overrides')).map((e) => e.field)).toEqual(['body.overrides.algorithm.config.advantage']);
     expect(fieldsOf(() => forkSpec(source, 10, { algorithm: { config: { klCoef: 0.01 } } }, 'f', 'body.overrides')).map((e) => e.field)).toEqual(['body.overrides.algorithm.config.klCoef']);
-    // 7·7 cells + 6 newlines + <obs> <left> 1 0 <resp> = 60 > 64 − 16.
+    // 7·7 cells + 6 newlines + <bos> <obs> <left> 1 0 <resp> = 60 > 64 − 16.
     expect(fieldsOf(() => forkSpec(source, 10, { environment: { config: { size: 7 } } }, 'f', 'body.overrides')).map((e) => e.field)).toEqual(['body.overrides.environment.config']);
     expect(fieldsOf(() => forkSpec(source, 20, {}, 'f', 'body.overrides'))).toEqual([{ field: 'body.overrides.training.steps', message: "must be > 20, the checkpoint's step (the fork trains steps 21…training.steps)" }]);
   });

@@ -195,15 +195,13 @@ export class JobRunnerService {
       next.algorithm.config.filter = 'std-top';
       next.algorithm.config.filterKeepFraction = spec.collapse.rollback.filterKeepFraction;
     }
-    await this.results.discardAfter(jobId, target.step);
-    await this.results.discardCheckpointsAfter(jobId, target.step);
     const message = `rolled back to healthy checkpoint at step ${target.step} after ${trigger.detector} at step ${trigger.step}; learning rate ${spec.training.learningRate} → ${next.training.learningRate}` +
       (spec.collapse.rollback.filterKeepFraction !== undefined ? `, filter keeps ${spec.collapse.rollback.filterKeepFraction}` : '');
-    await this.jobs.transition(
+    await this.results.rollBackTo(
       jobId,
-      ['running'],
+      target.step,
       { status: 'queued', spec: next as unknown as object, rollbacks: context.rollbacks + 1, currentStep: target.step, dispatchedAt: null, workerId: null, controlRequest: null },
-      { type: 'audit', message, data: { action: 'rollback', toStep: target.step, warning: { ...trigger }, learningRate: next.training.learningRate, filterKeepFraction: next.algorithm.config.filterKeepFraction } },
+      { message, data: { action: 'rollback', toStep: target.step, warning: { ...trigger }, learningRate: next.training.learningRate, filterKeepFraction: next.algorithm.config.filterKeepFraction } },
     );
     this.logger.warn(`job ${jobId}: ${message}`);
     return true;
