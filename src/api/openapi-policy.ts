@@ -33,7 +33,8 @@ const STREAMED = ['text/event-stream', 'application/octet-stream'];
  * * with query parameters: 400 naming the bad parameter;
  * * authenticated: 429 with Retry-After (the per-key rate limit applies to every one), and the
  *   RateLimit-* headers on every response once the key is known (so not on 401);
- * * bodies written whole carry an ETag; a GET whose If-None-Match matches it is answered 304.
+ * * bodies written whole carry an ETag; a GET whose If-None-Match matches it is answered 304
+ *   (except operations marked `x-cacheable: false`, whose body changes on every request).
  */
 export function applyHttpPolicy(document: OpenAPIObject): void {
   document.components = { ...document.components, headers: { ...(document.components?.headers ?? {}), ...HEADERS } };
@@ -52,14 +53,15 @@ export function applyHttpPolicy(document: OpenAPIObject): void {
       if ((operation.parameters ?? []).some((p: Json) => p.in === 'query')) add('400', problem('a query parameter is invalid: `errors` names it'));
       if (authenticated) add('429', problem('over the API key’s rate limit (or a per-user quota): retry after Retry-After seconds', { 'Retry-After': header('Retry-After') }));
       add('500', problem('internal error; `errorId` identifies it in the service log'));
-      const conditional = method === 'get' && hasWholeBody(responses['200']);
+      const cacheable = operation['x-cacheable'] !== false;
+      const conditional = cacheable && method === 'get' && hasWholeBody(responses['200']);
       if (conditional) {
         add('304', { description: 'not modified: the If-None-Match ETag still matches' });
         operation.parameters = [...(operation.parameters ?? []), { name: 'If-None-Match', in: 'header', required: false, description: 'an ETag of an earlier answer', schema: { type: 'string' } }];
       }
       for (const [status, response] of Object.entries(responses) as [string, Json][]) {
         const headers: Json = { ...(response.headers ?? {}) };
-        if (hasWholeBody(response) || (status === '304' && conditional)) headers.ETag ??= header('ETag');
+        if ((cacheable && hasWholeBody(response)) || (status === '304' && conditional)) headers.ETag ??= header('ETag');
         if (authenticated && status !== '401') for (const name of RATE_LIMIT_HEADERS) headers[name] ??= header(name);
         if (Object.keys(headers).length > 0) response.headers = headers;
         else delete response.headers;

@@ -1,5 +1,5 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBearerAuth, ApiBody, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiBody, ApiExtension, ApiOperation, ApiParam, ApiQuery, ApiResponse } from '@nestjs/swagger';
 import type { TObject } from '@sinclair/typebox';
 
 /** A response header as the OpenAPI document declares it. */
@@ -13,7 +13,18 @@ export const problem = (status: number, description: string) =>
  * One operation of the OpenAPI contract: id (a unique verb+noun), summary, success response,
  * and the problem responses every authenticated route shares.
  */
-export function Operation(options: { id: string; summary: string; status?: number; response?: string; description?: string; isPublic?: boolean; contentType?: string; headers?: Record<string, HeaderObject> }) {
+export function Operation(options: {
+  id: string;
+  summary: string;
+  status?: number;
+  response?: string;
+  description?: string;
+  isPublic?: boolean;
+  contentType?: string;
+  headers?: Record<string, HeaderObject>;
+  /** false: the body differs on every request (no ETag, no 304); see openapi-policy.ts. */
+  cacheable?: boolean;
+}) {
   const status = options.status ?? 200;
   const { headers } = options;
   const decorators = [
@@ -23,6 +34,7 @@ export function Operation(options: { id: string; summary: string; status?: numbe
       : ApiResponse({ status, description: options.summary, headers }),
   ];
   if (!options.isPublic) decorators.push(ApiBearerAuth(), problem(401, 'missing, invalid or revoked API key'));
+  if (options.cacheable === false) decorators.push(ApiExtension('x-cacheable', false));
   return applyDecorators(...decorators);
 }
 

@@ -37,9 +37,10 @@ export class OperationsController {
   }
 
   @Get('metrics')
-  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText' })
+  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText', cacheable: false })
   async getPrometheusMetrics(@Res() res: Response) {
-    res.type(this.telemetry.registry.contentType).send(await this.telemetry.registry.metrics());
+    // end(), not send(): every scrape counts itself, so an ETag could never match.
+    res.type(this.telemetry.registry.contentType).end(await this.telemetry.registry.metrics());
   }
 
   @Get('openapi.yaml')
