@@ -5,6 +5,7 @@ import { EvaluationRepository } from './repositories/evaluation.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { JobRepository } from './repositories/job.repository';
 import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
+import { ProgressRepository } from './repositories/progress.repository';
 import { QueueRepository } from './repositories/queue.repository';
 import { ResultsRepository } from './repositories/results.repository';
 import { UserRepository } from './repositories/user.repository';
@@ -15,7 +16,7 @@ import { WebhookRepository } from './repositories/webhook.repository';
 import { WebhookTransport } from './repositories/webhook-transport';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository];
+const repositories = [PrismaService, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository, ProgressRepository];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

@@ -162,6 +162,16 @@ export class ResultsRepository {
     });
   }
 
+  /** The newest step that has trajectories, or null. */
+  async latestTrajectoryStep(jobId: string): Promise<number | null> {
+    return (await this.prisma.trajectory.aggregate({ where: { jobId }, _max: { step: true } }))._max.step;
+  }
+
+  /** The step of one of the job's trajectories (a page cursor), or null. */
+  async trajectoryStep(jobId: string, id: bigint): Promise<number | null> {
+    return (await this.prisma.trajectory.findFirst({ where: { jobId, id }, select: { step: true } }))?.step ?? null;
+  }
+
   checkpoints(jobId: string) {
     return this.prisma.checkpoint.findMany({
       where: { jobId },

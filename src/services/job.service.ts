@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { JobListView, JobView, ListJobsQuery } from '../contracts/jobs.dto';
 import { JobRepository, JobRow } from '../repositories/job.repository';
+import { ProgressRepository } from '../repositories/progress.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
 import { parseJobSpec } from '../training/spec/validate';
@@ -10,6 +11,7 @@ import type { Principal } from './auth.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
 import { DispatchService } from './dispatch.service';
+import { jobProgress } from './job-progress';
 import type { Placement } from './fair-share';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
@@ -25,6 +27,7 @@ export class JobService {
     private readonly users: UserRepository,
     private readonly queue: QueueRepository,
     private readonly dispatch: DispatchService,
+    private readonly progress: ProgressRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -75,7 +78,7 @@ export class JobService {
     const page = rows.slice(0, limit);
     const plan = page.some((job) => job.status === 'queued') ? await this.placements() : new Map<string, Placement>();
     return {
-      data: page.map((job) => this.viewWith(job, plan)),
+      data: await this.withProgress(page, page.map((job) => this.viewWith(job, plan))),
       has_more: rows.length > limit,
       next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
     };
@@ -151,7 +154,17 @@ export class JobService {
   }
 
   async view(job: JobRow): Promise<JobView> {
-    return this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map());
+    const [view] = await this.withProgress([job], [this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map())]);
+    return view;
+  }
+
+  /** Running jobs' warm-up progress and ETA, from what they have reported (three queries a page). */
+  private async withProgress(rows: JobRow[], views: JobView[]): Promise<JobView[]> {
+    const running = rows.filter((row) => row.status === 'running');
+    if (running.length === 0) return views;
+    const readings = await this.progress.readings(running.map((row) => row.id));
+    const now = new Date();
+    return views.map((view, i) => (rows[i].status === 'running' ? { ...view, ...jobProgress(rows[i], readings.get(rows[i].id), now) } : view));
   }
 
   /** A queued job's place in the scheduler's current plan, and why it waits. */
