@@ -9,7 +9,7 @@ import { canControl } from './access';
 import type { Principal } from './auth.service';
 import { DispatchService } from './dispatch.service';
 import { Conflict, NotFound } from './errors';
-import { JobService } from './job.service';
+import { JobService, newJob } from './job.service';
 
 /** A job can be rolled back by hand once training has stopped there. */
 const ROLLBACK_FROM = ['paused', 'failed', 'succeeded', 'cancelled'] as const;
@@ -39,15 +39,7 @@ export class CheckpointActionsService {
     await this.jobService.checkQueuedQuota(principal);
     const job = await this.jobs.createFork(
       {
-        ownerId: principal.userId,
-        name: spec.name,
-        spec: spec as unknown as object,
-        priority: spec.priority,
-        labels: spec.labels,
-        device: spec.device,
-        totalSteps: spec.training.steps,
-        idempotencyKey: null,
-        requestHash: null,
+        ...newJob(principal, spec),
         parentJobId: source.id,
         parentStep: checkpoint.step,
         progress: checkpoint.step / spec.training.steps,

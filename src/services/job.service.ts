@@ -1,11 +1,11 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { JobListView, JobView, ListJobsQuery } from '../contracts/jobs.dto';
-import { JobRepository, JobRow } from '../repositories/job.repository';
+import { JobRepository, JobRow, NewJob } from '../repositories/job.repository';
 import { ProgressRepository } from '../repositories/progress.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
-import { parseJobSpec } from '../training/spec/validate';
+import { JobSpec, parseJobSpec } from '../training/spec/validate';
 import { canControl, canRead } from './access';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
@@ -48,17 +48,7 @@ export class JobService {
     await this.checkQueuedQuota(principal);
     let job: JobRow;
     try {
-      job = await this.jobs.create({
-        ownerId: principal.userId,
-        name: spec.name,
-        spec: spec as unknown as object,
-        priority: spec.priority,
-        labels: spec.labels,
-        device: spec.device,
-        totalSteps: spec.training.steps,
-        idempotencyKey: idempotencyKey ?? null,
-        requestHash,
-      });
+      job = await this.jobs.create({ ...newJob(principal, spec), idempotencyKey: idempotencyKey ?? null, requestHash });
     } catch (error) {
       // A concurrent duplicate with the same key won the insert: answer as its replay.
       const winner = idempotencyKey && isUniqueViolation(error) ? await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey) : null;
@@ -199,6 +189,21 @@ export class JobService {
     if (principal.role === 'admin') return null;
     return [principal.userId];
   }
+}
+
+/** The row of a job the caller submits (or forks) with this resolved spec. */
+export function newJob(principal: Principal, spec: JobSpec): NewJob {
+  return {
+    ownerId: principal.userId,
+    name: spec.name,
+    spec: spec as unknown as object,
+    priority: spec.priority,
+    labels: spec.labels,
+    device: spec.device,
+    totalSteps: spec.training.steps,
+    idempotencyKey: null,
+    requestHash: null,
+  };
 }
 
 function parseLabel(label: string | undefined): { key: string; value: string } | undefined {
