@@ -4,7 +4,7 @@ const js = require('@eslint/js');
 const layers = require('./lint/layers');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'src/generated/**', '.scratch/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', 'src/generated/**', 'test/client/generated/**', '.scratch/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -4,6 +4,7 @@ import { ApiKeysController } from './api/api-keys.controller';
 import { AuditController } from './api/audit.controller';
 import { ApiKeyGuard } from './api/auth.guard';
 import { CatalogController } from './api/catalog.controller';
+import { CheckpointActionsController } from './api/checkpoint-actions.controller';
 import { CheckpointsController } from './api/checkpoints.controller';
 import { JobsController } from './api/jobs.controller';
 import { LabController } from './api/lab.controller';
@@ -17,7 +18,9 @@ import { ApiKeyService } from './services/api-key.service';
 import { AuditService } from './services/audit.service';
 import { AuthService } from './services/auth.service';
 import { CatalogService } from './services/catalog.service';
+import { CheckpointActionsService } from './services/checkpoint-actions.service';
 import { DispatchService } from './services/dispatch.service';
+import { EvaluationService } from './services/evaluation.service';
 import { HealthService } from './services/health.service';
 import { JobService } from './services/job.service';
 import { LabService } from './services/lab.service';
@@ -33,7 +36,7 @@ import { WebhookService } from './services/webhook.service';
 /** The HTTP API process: validates, stores, dispatches and reads; never trains. */
 @Module({
   imports: [CoreModule],
-  controllers: [JobsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, AuditController, WebhooksController, OperationsController],
+  controllers: [JobsController, CheckpointActionsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, AuditController, WebhooksController, OperationsController],
   providers: [
     AuthService,
     ApiKeyService,
@@ -41,7 +44,9 @@ import { WebhookService } from './services/webhook.service';
     UserService,
     TeamService,
     CatalogService,
+    CheckpointActionsService,
     DispatchService,
+    EvaluationService,
     HealthService,
     JobService,
     LabService,

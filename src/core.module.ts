@@ -1,10 +1,12 @@
 import { Global, Module } from '@nestjs/common';
 import { APP_CONFIG, AppConfig, loadConfig } from './config/config';
 import { AuditRepository } from './repositories/audit.repository';
+import { EvaluationRepository } from './repositories/evaluation.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { JobRepository } from './repositories/job.repository';
 import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
 import { QueueNamespace } from './repositories/queue-namespace';
+import { ProgressRepository } from './repositories/progress.repository';
 import { QueueRepository } from './repositories/queue.repository';
 import { ResultsRepository } from './repositories/results.repository';
 import { UserRepository } from './repositories/user.repository';
@@ -15,7 +17,7 @@ import { WebhookRepository } from './repositories/webhook.repository';
 import { WebhookTransport } from './repositories/webhook-transport';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueNamespace, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository];
+const repositories = [PrismaService, QueueNamespace, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository, ProgressRepository];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

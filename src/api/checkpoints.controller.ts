@@ -12,7 +12,10 @@ export class CheckpointsController {
   constructor(private readonly results: ResultsService) {}
 
   @Get(':id/download')
-  @Operation({ id: 'downloadCheckpoint', summary: 'Checkpoint bytes (weights, optimiser and RNG state, step)', contentType: 'application/octet-stream', response: 'CheckpointBytes' })
+  @Operation({
+    id: 'downloadCheckpoint', summary: 'Checkpoint bytes (weights, optimiser and RNG state, step)', contentType: 'application/octet-stream', response: 'CheckpointBytes',
+    headers: { 'Content-Disposition': { description: 'attachment named `<job id>-step<step>.starlab-ckpt`', required: true, schema: { type: 'string', pattern: '^attachment; filename="[^"]+"$' } } },
+  })
   @ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } })
   @NotFoundResponse()
   async downloadCheckpoint(@Caller() caller: Principal, @Param('id') id: string, @Res({ passthrough: true }) res: Response) {

@@ -6,7 +6,7 @@ import { JobService } from '../services/job.service';
 import { ResultsService } from '../services/results.service';
 import { Caller } from './auth.guard';
 import { EventsQuerySchema, ListJobsQuerySchema, MetricsQuerySchema, TrajectoriesQuerySchema } from '../contracts/jobs.dto';
-import { AdminJobActionResponse, BadRequestResponse, ConflictResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams } from './openapi.decorators';
+import { AdminJobActionResponse, BadRequestResponse, ConflictResponse, IdempotentReplayResponse, JobIdParam, JsonBody, NotFoundResponse, Operation, QueryParams, UnprocessableResponse } from './openapi.decorators';
 import { writeEventStream } from './sse';
 import { BacktestBodySchema, WarningsQuerySchema } from '../contracts/warnings.dto';
 import { parseInput } from './validation';
@@ -24,6 +24,8 @@ export class JobsController {
   @ApiHeader({ name: 'Idempotency-Key', required: false, description: 'retries with the same key and body return the same job' })
   @JsonBody('JobSpec')
   @BadRequestResponse()
+  @IdempotentReplayResponse()
+  @UnprocessableResponse('the Idempotency-Key was already used with a different body')
   async submitJob(@Caller() caller: Principal, @Body() body: unknown, @Headers('idempotency-key') key: string | undefined, @Res({ passthrough: true }) res: Response) {
     const { job, replayed } = await this.jobs.submit(caller, body, key);
     if (replayed) res.status(200).setHeader('Idempotent-Replayed', 'true');
@@ -106,7 +108,7 @@ export class JobsController {
   }
 
   @Get(':id/stream')
-  @Operation({ id: 'streamJobEvents', summary: 'Server-sent events of the job; resumable with Last-Event-ID', contentType: 'text/event-stream', response: 'JobEvent' })
+  @Operation({ id: 'streamJobEvents', summary: 'Server-sent events of the job; resumable with Last-Event-ID', contentType: 'text/event-stream', response: 'EventStream' })
   @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'id of the last event received; the stream continues after it' })
   @JobIdParam()
   @NotFoundResponse()

@@ -2,12 +2,12 @@ import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { Type } from '@sinclair/typebox';
 import { stringify } from 'yaml';
-import { AlgorithmConfigSchema } from '../training/algorithms/presets';
 import { JobSpecSchema } from '../training/spec/job-spec';
 import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from '../contracts/api-keys.dto';
-import { AuditEventListSchema, AuditEventSchema } from '../contracts/audit.dto';
+import { AuditEventListSchema } from '../contracts/audit.dto';
 import { AlgorithmSchema, EnvironmentSchema } from '../contracts/catalog.dto';
-import { CheckpointListSchema, JobEventListSchema, JobEventSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from '../contracts/jobs.dto';
+import { CreateEvaluationSchema, EvaluationListSchema, EvaluationSchema, ForkJobSchema, RollbackJobSchema } from '../contracts/checkpoint-actions.dto';
+import { CheckpointListSchema, JobEventListSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from '../contracts/jobs.dto';
 import { QueueViewSchema, UsageViewSchema } from '../contracts/lab.dto';
 import { HealthSchema, ReadinessSchema } from '../contracts/operations.dto';
 import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from '../contracts/teams.dto';
@@ -15,6 +15,7 @@ import { CreatedUserSchema, CreateUserSchema, PrincipalSchema, UpdateUserSchema,
 import { BacktestBodySchema, BacktestResultSchema, WarningListSchema } from '../contracts/warnings.dto';
 import { CreatedWebhookSchema, CreateWebhookSchema, WebhookDeliveryListSchema, WebhookListSchema, WebhookTestResultSchema } from '../contracts/webhooks.dto';
 import { toJsonSchema } from '../services/json-schema';
+import { applyHttpPolicy } from './openapi-policy';
 
 const ProblemSchema = Type.Object({
   type: Type.String({ format: 'uri' }),
@@ -30,15 +31,18 @@ const ProblemSchema = Type.Object({
 const COMPONENTS = {
   Problem: ProblemSchema,
   JobSpec: JobSpecSchema,
-  AlgorithmConfig: AlgorithmConfigSchema,
   Job: JobSchema,
   JobList: JobListSchema,
   MetricSeries: MetricSeriesSchema,
-  JobEvent: JobEventSchema,
   JobEventList: JobEventListSchema,
   TrajectoryList: TrajectoryListSchema,
   CheckpointList: CheckpointListSchema,
   CheckpointBytes: Type.String({ format: 'binary' }),
+  CreateEvaluation: CreateEvaluationSchema,
+  Evaluation: EvaluationSchema,
+  EvaluationList: EvaluationListSchema,
+  ForkJob: ForkJobSchema,
+  RollbackJob: RollbackJobSchema,
   EnvironmentList: Type.Object({ data: Type.Array(EnvironmentSchema) }),
   AlgorithmList: Type.Object({ data: Type.Array(AlgorithmSchema) }),
   QueueView: QueueViewSchema,
@@ -63,11 +67,15 @@ const COMPONENTS = {
   UpdateTeam: UpdateTeamSchema,
   Team: TeamSchema,
   TeamList: TeamListSchema,
-  AuditEvent: AuditEventSchema,
   AuditEventList: AuditEventListSchema,
   Principal: PrincipalSchema,
   Health: HealthSchema,
   Readiness: ReadinessSchema,
+  EventStream: Type.String({
+    description:
+      'Server-sent events (text/event-stream): first `retry: 2000`, then one block per job event, `id: <event id>`, `event: <type>` and `data: <JobEvent as JSON>`, ' +
+      'separated by blank lines, with `: keep-alive` comments while idle. Reconnect with Last-Event-ID to continue after the last event received.',
+  }),
   PrometheusText: Type.String(),
   OpenApiDocument: Type.String(),
 };
@@ -80,11 +88,16 @@ export function buildOpenApiDocument(app: INestApplication, version: string): Op
       'Trains multi-turn RL agents (StarPO, StarPO-S) on Bandit, Sokoban and FrozenLake, queued fairly across a lab’s users, ' +
         'with step metrics, trajectories, checkpoints and collapse warnings. Errors are RFC 9457 application/problem+json.',
     )
-    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'an API key' })
+    .setLicense('MIT', 'https://opensource.org/license/mit')
+    .addServer('/', 'the StarLab service that serves this document')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'StarLab API key (opaque)', description: 'an API key: `Authorization: Bearer <key>`' })
     .build();
   const document = SwaggerModule.createDocument(app, config, { operationIdFactory: (_controller, method) => method });
   const schemas = Object.fromEntries(Object.entries(COMPONENTS).map(([name, schema]) => [name, toJsonSchema(schema)]));
   document.components = { ...document.components, schemas: { ...(document.components?.schemas ?? {}), ...schemas } };
+  // TypeBox writes JSON Schema 2020-12 (const, type null, patternProperties): OpenAPI 3.1's dialect.
+  document.openapi = '3.1.0';
+  applyHttpPolicy(document);
   return document;
 }
 

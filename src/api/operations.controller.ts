@@ -1,5 +1,5 @@
 import { Controller, Get, Header, Res } from '@nestjs/common';
-import { ApiTags } from '@nestjs/swagger';
+import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -29,6 +29,7 @@ export class OperationsController {
 
   @Get('ready')
   @Operation({ id: 'getReadiness', summary: 'Readiness: database and Redis reachable (503 otherwise)', isPublic: true, response: 'Readiness' })
+  @ApiResponse({ status: 503, description: 'not ready: the database or Redis cannot be reached (which one says the body)', content: { 'application/json': { schema: { $ref: '#/components/schemas/Readiness' } } } })
   async getReadiness(@Res({ passthrough: true }) res: Response) {
     const readiness = await this.health.readiness();
     res.status(readiness.status === 'ready' ? 200 : 503);
@@ -36,9 +37,10 @@ export class OperationsController {
   }
 
   @Get('metrics')
-  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText' })
+  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText', cacheable: false })
   async getPrometheusMetrics(@Res() res: Response) {
-    res.type(this.telemetry.registry.contentType).send(await this.telemetry.registry.metrics());
+    // end(), not send(): every scrape counts itself, so an ETag could never match.
+    res.type(this.telemetry.registry.contentType).end(await this.telemetry.registry.metrics());
   }
 
   @Get('openapi.yaml')

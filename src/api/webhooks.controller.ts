@@ -1,13 +1,13 @@
-import { Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { applyDecorators, Body, Controller, Delete, Get, HttpCode, Param, Post } from '@nestjs/common';
 import { ApiParam, ApiTags } from '@nestjs/swagger';
 import type { Principal } from '../services/auth.service';
 import { WebhookService } from '../services/webhook.service';
 import { Caller } from './auth.guard';
-import { BadRequestResponse, JsonBody, Operation } from './openapi.decorators';
+import { BadRequestResponse, JsonBody, Operation, problem } from './openapi.decorators';
 import { parseInput } from './validation';
 import { CreateWebhookSchema } from '../contracts/webhooks.dto';
 
-const WebhookIdParam = () => ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } });
+const WebhookIdParam = () => applyDecorators(ApiParam({ name: 'id', description: 'webhook id', schema: { type: 'string', format: 'uuid' } }), problem(404, 'no such webhook of the caller'));
 
 @ApiTags('webhooks')
 @Controller('v1/webhooks')

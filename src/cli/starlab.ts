@@ -8,6 +8,7 @@
 import { parseArgs, ParseArgsConfig } from 'node:util';
 import { ApiClient, ApiError } from './client/api-client';
 import { Io, UsageError, control, downloadCheckpoint, list, metricsCsv, resolveJobId, show, submit } from './client/jobs';
+import { evaluateLocally, NotPlayable } from './client/evaluate';
 import { createKey, listKeys, revokeKey } from './client/keys';
 import { watch } from './client/watch';
 
@@ -24,6 +25,9 @@ const USAGE = `usage: starlab <command> [arguments] [--url URL] [--key KEY] [--j
         [--names a,b] [--from N] [--to N] [--out file.csv]
   download <job>                  save a checkpoint (the latest by default)
         [--step N] [--out file]
+  evaluate --checkpoint FILE       play a downloaded checkpoint here (no service needed):
+        [--env ID] [--env-config JSON] [--spec job.json|yaml]      success and pass@k
+        [--episodes N] [--k K] [--temperature T]
   keys list | keys create --name N | keys revoke <key id>      [--user U]
   whoami                          who the key belongs to
 
@@ -44,6 +48,7 @@ const COMMAND_OPTIONS: Record<string, Options> = {
   resume: {},
   metrics: { names: { type: 'string' }, from: { type: 'string' }, to: { type: 'string' }, out: { type: 'string', short: 'o' } },
   download: { step: { type: 'string' }, out: { type: 'string', short: 'o' } },
+  evaluate: { checkpoint: { type: 'string' }, env: { type: 'string' }, 'env-config': { type: 'string' }, spec: { type: 'string' }, episodes: { type: 'string' }, k: { type: 'string' }, temperature: { type: 'string' } },
   keys: { user: { type: 'string' }, name: { type: 'string' } },
   whoami: {},
 };
@@ -79,6 +84,7 @@ async function run(argv: string[], signal: AbortSignal): Promise<number> {
     io.out(USAGE);
     return 0;
   }
+  if (command === 'evaluate') return evaluateCommand(values);
   const url = (values.url as string | undefined) ?? process.env.STARLAB_URL ?? 'http://localhost:3000';
   const key = (values.key as string | undefined) ?? process.env.STARLAB_API_KEY;
   if (!key) throw new UsageError('no API key: set STARLAB_API_KEY or pass --key');
@@ -139,6 +145,27 @@ async function keys(client: ApiClient, positionals: string[], values: Record<str
     await createKey(client, io, values.name as string, user, json);
   } else if (action === 'revoke' && rest.length === 1) await revokeKey(client, io, rest[0]);
   else throw new UsageError('keys list | keys create --name N [--user U] | keys revoke <key id>');
+  return 0;
+}
+
+async function evaluateCommand(values: Record<string, string | boolean | undefined>): Promise<number> {
+  const str = (name: string) => values[name] as string | undefined;
+  const checkpoint = str('checkpoint');
+  if (!checkpoint) throw new UsageError('evaluate needs --checkpoint FILE (from `starlab download`)');
+  const bounded = (name: string, fallback: number, max: number) => {
+    const value = integer(str(name), name) ?? fallback;
+    if (value < 1 || value > max) throw new UsageError(`--${name} must be between 1 and ${max}`);
+    return value;
+  };
+  const temperature = str('temperature') === undefined ? 0.5 : Number(str('temperature'));
+  if (!(temperature >= 0 && temperature <= 2)) throw new UsageError('--temperature must be between 0 and 2');
+  try {
+    await evaluateLocally(io, { checkpoint, env: str('env'), envConfig: str('env-config'), spec: str('spec'), episodes: bounded('episodes', 256, 1024), k: bounded('k', 4, 16), temperature, json: values.json === true });
+  } catch (error) {
+    if (!(error instanceof NotPlayable)) throw error;
+    io.err(`starlab: this checkpoint cannot play that environment:\n${error.message}`);
+    return 1;
+  }
   return 0;
 }
 

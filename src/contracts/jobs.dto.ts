@@ -40,6 +40,28 @@ export const JobSchema = Type.Object({
     }),
   ),
   spec: Type.Record(Type.String(), Type.Unknown(), { description: 'the validated spec with every default filled in' }),
+  warmup: Nullable(
+    Type.Object(
+      {
+        kind: Type.String({ description: 'format | demonstrations' }),
+        steps: Type.Integer(),
+        completed: Type.Integer({ description: 'supervised steps done (reported every 25 while it runs)' }),
+        etaSeconds: Nullable(Type.Number({ description: 'while it runs: seconds left, at its pace so far' })),
+      },
+      { description: 'the supervised warm-up before RL step 1; null without one' },
+    ),
+  ),
+  eta: Nullable(
+    Type.Object(
+      {
+        seconds: Type.Number({ description: 'until the last step, at the pace of the newest steps' }),
+        finishAt: Timestamp,
+        secondsPerStep: Type.Number(),
+      },
+      { description: 'running jobs once two RL steps have been timed; null otherwise' },
+    ),
+  ),
+  forkedFrom: Nullable(Type.Object({ jobId: Type.String({ format: 'uuid' }), step: Type.Integer({ description: 'step of the checkpoint it started from' }) }, { description: 'a fork: the job and checkpoint step it continues' })),
   createdAt: Timestamp,
   startedAt: Nullable(Timestamp),
   finishedAt: Nullable(Timestamp),
@@ -90,9 +112,9 @@ export type JobEventListView = Static<typeof JobEventListSchema>;
 
 export const TrajectoriesQuerySchema = Type.Object(
   {
-    step: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
-    from: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
-    to: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000 })),
+    step: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'only this step; without step, from and to: the latest step that has trajectories' })),
+    from: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'first step of a range (inclusive)' })),
+    to: Type.Optional(Type.Integer({ minimum: 0, maximum: 10000, description: 'last step of a range (inclusive)' })),
     success: Type.Optional(Type.Boolean()),
     minReturn: Type.Optional(Type.Number({ minimum: -1e6, maximum: 1e6 })),
     withText: Type.Optional(Type.Boolean({ description: 'only trajectories whose transcript was kept' })),

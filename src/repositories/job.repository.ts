@@ -27,6 +27,15 @@ export interface JobListFilter {
 }
 
 /** Jobs and their ordered events. */
+/** Sees the owner's queued jobs and quota before a job is added; throws to refuse it. */
+export type Admit = (owner: { queued: number; maxQueuedJobs: number | null }) => void;
+
+/** Locks the owner's row, so concurrent submissions of one user are counted one after the other, and asks `admit`. */
+async function admitUnderLock(tx: Prisma.TransactionClient, ownerId: string, admit: Admit): Promise<void> {
+  const [owner] = await tx.$queryRaw<{ max_queued_jobs: number | null }[]>`SELECT max_queued_jobs FROM users WHERE id = ${ownerId}::uuid FOR UPDATE`;
+  admit({ queued: await tx.job.count({ where: { ownerId, status: 'queued' } }), maxQueuedJobs: owner?.max_queued_jobs ?? null });
+}
+
 @Injectable()
 export class JobRepository {
   constructor(private readonly prisma: PrismaService) {}
@@ -36,12 +45,27 @@ export class JobRepository {
    * `admit` sees the owner's queued jobs and quota first, under a lock on the owner's row, so
    * concurrent submissions of one user are counted one after the other; it throws to refuse.
    */
-  create(job: NewJob, admit: (owner: { queued: number; maxQueuedJobs: number | null }) => void = () => undefined) {
+  create(job: NewJob, admit: Admit = () => undefined) {
     return this.prisma.$transaction(async (tx) => {
-      const [owner] = await tx.$queryRaw<{ max_queued_jobs: number | null }[]>`SELECT max_queued_jobs FROM users WHERE id = ${job.ownerId}::uuid FOR UPDATE`;
-      admit({ queued: await tx.job.count({ where: { ownerId: job.ownerId, status: 'queued' } }), maxQueuedJobs: owner?.max_queued_jobs ?? null });
+      await admitUnderLock(tx, job.ownerId, admit);
       const created = await tx.job.create({ data: { ...job, status: 'queued' }, include: { owner: true } });
       await tx.jobEvent.create({ data: { jobId: created.id, type: 'state', message: 'queued', data: { status: 'queued' } } });
+      return created;
+    });
+  }
+
+  /**
+   * A fork: the new job, its first event and a copy of the source checkpoint as its own (copied
+   * inside Postgres, the bytes never travel), together. The worker resumes it from that copy.
+   */
+  createFork(job: NewJob & { parentJobId: string; parentStep: number; progress: number }, checkpointId: string, message: string, admit: Admit = () => undefined) {
+    return this.prisma.$transaction(async (tx) => {
+      await admitUnderLock(tx, job.ownerId, admit);
+      const created = await tx.job.create({ data: { ...job, currentStep: job.parentStep, status: 'queued' }, include: { owner: true } });
+      await tx.$executeRaw`
+        INSERT INTO checkpoints (id, job_id, step, bytes, storage_uri, size_bytes, health, created_at)
+        SELECT gen_random_uuid(), ${created.id}::uuid, step, bytes, storage_uri, size_bytes, health, now() FROM checkpoints WHERE id = ${checkpointId}::uuid`;
+      await tx.jobEvent.create({ data: { jobId: created.id, type: 'state', message, data: { status: 'queued', parentJobId: job.parentJobId, parentStep: job.parentStep } } });
       return created;
     });
   }

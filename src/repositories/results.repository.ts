@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { Prisma } from '../generated/prisma/client';
+import type { JobStatus, Prisma } from '../generated/prisma/client';
 import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import { PrismaService } from './prisma.service';
@@ -111,14 +111,14 @@ export class ResultsRepository {
   }
 
   /**
-   * A rollback, in one transaction: the running job takes `data` (back to the queue, with its
-   * new spec) and the audit event, and everything it produced after `step` is forgotten:
-   * metrics, trajectories, warnings and checkpoints. Null, with nothing changed, when the job is
-   * no longer running.
+   * A rollback, in one transaction: the job, if still in one of `from`, takes `data` (back to the
+   * queue, perhaps with a new spec) and the audit event, and everything it produced after `step`
+   * is forgotten: metrics, trajectories, warnings and checkpoints. Null, with nothing changed,
+   * when the job has meanwhile left those states.
    */
-  rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }) {
+  rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }, from: JobStatus[] = ['running']) {
     return this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.job.updateMany({ where: { id: jobId, status: 'running' }, data });
+      const { count } = await tx.job.updateMany({ where: { id: jobId, status: { in: from } }, data });
       if (count === 0) return null;
       const after = { jobId, step: { gt: step } };
       await tx.stepMetric.deleteMany({ where: after });
@@ -126,8 +126,13 @@ export class ResultsRepository {
       await tx.collapseWarning.deleteMany({ where: after });
       await tx.checkpoint.deleteMany({ where: after });
       await tx.jobEvent.create({ data: { jobId, type: 'audit', message: event.message, data: event.data } });
-      return tx.job.findUnique({ where: { id: jobId } });
+      return tx.job.findUnique({ where: { id: jobId }, include: { owner: true } });
     });
+  }
+
+  /** A checkpoint of the job, without its bytes. */
+  checkpointOf(jobId: string, checkpointId: string) {
+    return this.prisma.checkpoint.findFirst({ where: { id: checkpointId, jobId }, select: { id: true, step: true, health: true } });
   }
 
   latestCheckpoint(jobId: string) {
@@ -164,6 +169,16 @@ export class ResultsRepository {
       orderBy: { id: 'asc' },
       take: filter.limit,
     });
+  }
+
+  /** The newest step that has trajectories, or null. */
+  async latestTrajectoryStep(jobId: string): Promise<number | null> {
+    return (await this.prisma.trajectory.aggregate({ where: { jobId }, _max: { step: true } }))._max.step;
+  }
+
+  /** The step of one of the job's trajectories (a page cursor), or null. */
+  async trajectoryStep(jobId: string, id: bigint): Promise<number | null> {
+    return (await this.prisma.trajectory.findFirst({ where: { jobId, id }, select: { step: true } }))?.step ?? null;
   }
 
   checkpoints(jobId: string) {

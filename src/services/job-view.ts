@@ -1,7 +1,8 @@
 import type { JobView } from '../contracts/jobs.dto';
 import type { JobRow } from '../repositories/job.repository';
+import { jobProgress } from './job-progress';
 
-/** The API's picture of a job row. */
+/** The API's picture of a job row (a running job's pace is added by JobService from its readings). */
 export function toJobView(job: JobRow, queue: JobView['queue'] = null): JobView {
   return {
     id: job.id,
@@ -21,6 +22,8 @@ export function toJobView(job: JobRow, queue: JobView['queue'] = null): JobView 
     latestMetrics: (job.latestMetrics as Record<string, number> | null) ?? null,
     queue,
     spec: job.spec as Record<string, unknown>,
+    ...jobProgress(job, undefined, new Date()),
+    forkedFrom: job.parentJobId !== null && job.parentStep !== null ? { jobId: job.parentJobId, step: job.parentStep } : null,
     createdAt: job.createdAt.toISOString(),
     startedAt: job.startedAt?.toISOString() ?? null,
     finishedAt: job.finishedAt?.toISOString() ?? null,

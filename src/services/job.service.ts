@@ -1,15 +1,17 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { JobListView, JobView, ListJobsQuery } from '../contracts/jobs.dto';
-import { JobRepository, JobRow } from '../repositories/job.repository';
+import { JobRepository, JobRow, NewJob } from '../repositories/job.repository';
+import { ProgressRepository } from '../repositories/progress.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
-import { parseJobSpec } from '../training/spec/validate';
+import { JobSpec, parseJobSpec } from '../training/spec/validate';
 import { canControl, canRead, requireAdmin } from './access';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
 import { DispatchService } from './dispatch.service';
+import { jobProgress } from './job-progress';
 import type { Placement } from './fair-share';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
@@ -25,6 +27,7 @@ export class JobService {
     private readonly users: UserRepository,
     private readonly queue: QueueRepository,
     private readonly dispatch: DispatchService,
+    private readonly progress: ProgressRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -42,20 +45,9 @@ export class JobService {
       const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
       if (existing) return { job: await this.view(this.replay(existing, requestHash)), replayed: true };
     }
-    const row = {
-      ownerId: principal.userId,
-      name: spec.name,
-      spec: spec as unknown as object,
-      priority: spec.priority,
-      labels: spec.labels,
-      device: spec.device,
-      totalSteps: spec.training.steps,
-      idempotencyKey: idempotencyKey ?? null,
-      requestHash,
-    };
     let job: JobRow;
     try {
-      job = await this.jobs.create(row, (owner) => this.checkQueuedQuota(owner));
+      job = await this.jobs.create({ ...newJob(principal, spec), idempotencyKey: idempotencyKey ?? null, requestHash }, (owner) => this.admitQueued(owner));
     } catch (error) {
       // A concurrent duplicate with the same key won the insert: answer as its replay.
       const winner = idempotencyKey && isUniqueViolation(error) ? await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey) : null;
@@ -75,7 +67,7 @@ export class JobService {
     const page = rows.slice(0, limit);
     const plan = page.some((job) => job.status === 'queued') ? await this.placements() : new Map<string, Placement>();
     return {
-      data: page.map((job) => this.viewWith(job, plan)),
+      data: await this.withProgress(page, page.map((job) => this.viewWith(job, plan))),
       has_more: rows.length > limit,
       next_cursor: rows.length > limit ? encodeCursor(page[page.length - 1]) : null,
     };
@@ -154,8 +146,18 @@ export class JobService {
     return existing;
   }
 
-  private async view(job: JobRow): Promise<JobView> {
-    return this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map());
+  async view(job: JobRow): Promise<JobView> {
+    const [view] = await this.withProgress([job], [this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map())]);
+    return view;
+  }
+
+  /** Running jobs' warm-up progress and ETA, from what they have reported (three queries a page). */
+  private async withProgress(rows: JobRow[], views: JobView[]): Promise<JobView[]> {
+    const running = rows.filter((row) => row.status === 'running');
+    if (running.length === 0) return views;
+    const readings = await this.progress.readings(running.map((row) => row.id));
+    const now = new Date();
+    return views.map((view, i) => (rows[i].status === 'running' ? { ...view, ...jobProgress(rows[i], readings.get(rows[i].id), now) } : view));
   }
 
   /** A queued job's place in the scheduler's current plan, and why it waits. */
@@ -171,8 +173,12 @@ export class JobService {
     return new Map(placements.map((p) => [p.jobId, p]));
   }
 
-  /** Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. Checked under the owner's lock (JobRepository.create). */
-  private checkQueuedQuota(owner: { queued: number; maxQueuedJobs: number | null }): void {
+  /**
+   * Per-user cap on waiting jobs (docs/scheduling.md): a clear 429 with the numbers. Called with
+   * the owner's queued count under the owner's lock (JobRepository.create and createFork), so
+   * concurrent submissions are counted one after the other.
+   */
+  admitQueued(owner: { queued: number; maxQueuedJobs: number | null }): void {
     const limit = owner.maxQueuedJobs ?? this.config.scheduling.maxQueuedJobs;
     if (owner.queued >= limit) {
       throw new QuotaExceeded(`you have ${owner.queued} queued job(s); your quota is ${limit}. Wait for some to start, or cancel some.`, 60);
@@ -189,6 +195,21 @@ export class JobService {
     if (principal.role === 'admin') return null;
     return [principal.userId];
   }
+}
+
+/** The row of a job the caller submits (or forks) with this resolved spec. */
+export function newJob(principal: Principal, spec: JobSpec): NewJob {
+  return {
+    ownerId: principal.userId,
+    name: spec.name,
+    spec: spec as unknown as object,
+    priority: spec.priority,
+    labels: spec.labels,
+    device: spec.device,
+    totalSteps: spec.training.steps,
+    idempotencyKey: null,
+    requestHash: null,
+  };
 }
 
 function parseLabel(label: string | undefined): { key: string; value: string } | undefined {

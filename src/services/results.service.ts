@@ -101,13 +101,21 @@ export class ResultsService implements OnModuleDestroy {
     await this.jobService.readable(principal, jobId);
     if (query.after !== undefined && !/^\d{1,19}$/.test(query.after)) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
     const limit = query.limit ?? 100;
+    const afterId = query.after === undefined ? undefined : BigInt(query.after);
+    let step = query.step;
+    // Without a step or range: the latest step that has trajectories (for a later page, the step
+    // of its cursor, so that pages stay on one step while the job trains on).
+    if (step === undefined && query.from === undefined && query.to === undefined) {
+      step = (afterId === undefined ? await this.results.latestTrajectoryStep(jobId) : await this.results.trajectoryStep(jobId, afterId)) ?? undefined;
+      if (step === undefined) return { data: [], has_more: false, next_cursor: null };
+    }
     const rows = await this.results.trajectories(jobId, {
-      fromStep: query.step ?? query.from,
-      toStep: query.step ?? query.to,
+      fromStep: step ?? query.from,
+      toStep: step ?? query.to,
       success: query.success,
       minReturn: query.minReturn,
       withText: query.withText,
-      afterId: query.after === undefined ? undefined : BigInt(query.after),
+      afterId,
       limit: limit + 1,
     });
     const page = rows.slice(0, limit);

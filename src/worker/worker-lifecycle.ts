@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { APP_CONFIG, AppConfig, ConfigError } from '../config/config';
 import { QueueRepository, TrainingConsumer } from '../repositories/queue.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
+import { EvaluationRunnerService } from './evaluation-runner.service';
 import { JobRunnerService } from './job-runner.service';
 import { BackendName, initBackend } from '../training/backend';
 
@@ -21,6 +22,7 @@ export class WorkerLifecycle {
     private readonly queue: QueueRepository,
     private readonly workers: WorkerRepository,
     private readonly runner: JobRunnerService,
+    private readonly evaluations: EvaluationRunnerService,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
@@ -31,6 +33,7 @@ export class WorkerLifecycle {
     this.heartbeat = setInterval(() => void this.announce(), this.config.worker.heartbeatMs);
     this.consumer = await this.consume();
     void this.consumer.run();
+    this.evaluations.start();
     this.logger.log(`worker ${this.config.worker.name} consuming ${this.config.worker.device} jobs with ${this.config.worker.slots} slot(s) on ${this.backend}`);
   }
 
@@ -51,6 +54,7 @@ export class WorkerLifecycle {
   async stop(): Promise<void> {
     this.logger.log(`worker ${this.config.worker.name} stopping: checkpointing and requeueing ${this.runner.running} job(s)`);
     this.runner.stopAll();
+    this.evaluations.stop();
     await this.consumer?.close();
     if (this.heartbeat) clearInterval(this.heartbeat);
     await this.workers.remove(this.config.worker.name).catch(() => undefined);

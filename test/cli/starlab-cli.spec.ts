@@ -109,6 +109,24 @@ describe('starlab CLI (real HTTP, worker)', () => {
     await starlab(['download', id, '--step', '4', '--out', 'four.ckpt']);
     expect(readFileSync(join(dir, 'four.ckpt')).equals(Buffer.from(await (await fetch(`${stack.baseUrl}${checkpoints[1].downloadUrl}`, { headers: { Authorization: `Bearer ${stack.adminKey}` } })).arrayBuffer()))).toBe(true);
     expect((await starlab(['download', id, '--step', '5'])).stderr).toContain('has no checkpoint at step 5; it has steps 0, 4, 8, 12');
+
+    // The downloaded checkpoint played here, without the service, as a worker plays it: the same numbers.
+    writeFileSync(join(dir, 'job.json'), (await starlab(['show', id, '--json'])).stdout);
+    const local = await starlab(['evaluate', '--checkpoint', 'four.ckpt', '--spec', 'job.json', '--env-config', '{"variant":"alt"}', '--episodes', '8', '--k', '2', '--temperature', '1', '--json'], { STARLAB_API_KEY: '' });
+    expect(local.code).toBe(0);
+    const created = await stack.request('POST', `/v1/jobs/${id}/evaluations`, { body: { checkpointId: checkpoints[1].id, environment: { config: { variant: 'alt' } }, episodes: 8, k: 2, temperature: 1 } });
+    let served = created.body;
+    for (const deadline = Date.now() + 60_000; ['queued', 'running'].includes(served.status) && Date.now() < deadline; ) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      served = (await stack.request('GET', created.headers.get('location')!)).body;
+    }
+    // (The service's meanReturn has been through a JSON column: equal to the last few bits.)
+    expect(JSON.parse(local.stdout)).toMatchObject({ step: 4, k: 2, success: served.success, passAtK: served.passAtK, meanReturn: expect.closeTo(served.meanReturn, 12), samples: served.samples });
+    const human = await starlab(['evaluate', '--checkpoint', 'four.ckpt', '--episodes', '4', '--k', '1']);
+    expect(human.stdout).toMatch(/^checkpoint step 4 on bandit \{\}: 4 seeds × 1, temperature 0.5 \(wasm, [\d.]+ s\)\nsuccess [\d.]+% {2}pass@1 [\d.]+%/);
+    const refused = await starlab(['evaluate', '--checkpoint', 'four.ckpt', '--env', 'sokoban']);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toMatch(/^starlab: this checkpoint cannot play that environment:\nenvironment\.id: the checkpoint's vocabulary has no /);
     // A finished job cannot be cancelled: the problem's title and detail.
     const conflict = await starlab(['cancel', id]);
     expect(conflict.code).toBe(1);

@@ -46,7 +46,7 @@ const ACCESS: Record<RuleName, Record<Caller, Expected>> = {
 };
 
 /** What `{id}` stands for in a path. */
-type Target = 'job' | 'controlJob' | 'checkpoint' | 'webhook' | 'apiKey' | 'user' | 'team';
+type Target = 'job' | 'controlJob' | 'checkpoint' | 'evaluation' | 'webhook' | 'apiKey' | 'user' | 'team';
 
 interface Rule {
   op: string;
@@ -80,10 +80,17 @@ const RULES: Rule[] = [
   { op: 'GET /v1/jobs/{id}/warnings', rule: 'jobRead', ok: 200, target: 'job' },
   { op: 'POST /v1/jobs/{id}/warnings/backtest', rule: 'jobRead', ok: 200, target: 'job', body: { rules: [] } },
   { op: 'GET /v1/checkpoints/{id}/download', rule: 'jobRead', ok: 200, target: 'checkpoint' },
+  // Whoever may read a job may evaluate its checkpoints, and fork one into a job of their own.
+  { op: 'POST /v1/jobs/{id}/evaluations', rule: 'jobRead', ok: 202, target: 'job', body: { episodes: 4, k: 1 } },
+  { op: 'GET /v1/jobs/{id}/evaluations', rule: 'jobRead', ok: 200, target: 'job' },
+  { op: 'GET /v1/jobs/{id}/evaluations/{evaluationId}', rule: 'jobRead', ok: 200, target: 'evaluation' },
+  { op: 'POST /v1/jobs/{id}/fork', rule: 'jobRead', ok: 201, target: 'job', body: { overrides: { training: { steps: 10 } } } },
 
   { op: 'POST /v1/jobs/{id}/pause', rule: 'jobControl', ok: 200, target: 'controlJob' },
   { op: 'POST /v1/jobs/{id}/resume', rule: 'jobControl', ok: 200, target: 'controlJob' },
   { op: 'POST /v1/jobs/{id}/cancel', rule: 'jobControl', ok: 200, target: 'controlJob' },
+  // The cancelled job, back to its healthy checkpoint.
+  { op: 'POST /v1/jobs/{id}/rollback', rule: 'jobControl', ok: 200, target: 'controlJob', body: {} },
   // Without a worker no job runs, so the admin gets past access to the state check: 409.
   { op: 'POST /v1/jobs/{id}/preempt', rule: 'jobAdmin', ok: 409, target: 'controlJob' },
 
@@ -139,10 +146,12 @@ describe('access matrix (real HTTP)', () => {
   async function resourcesOf(key: string, userId: string, team: string): Promise<Resources> {
     const job = (await ok('POST', '/v1/jobs', key, tinyJob({ name: 'read-me' }))).id;
     const checkpoint = await stack.prisma.checkpoint.create({ data: { jobId: job, step: 2, bytes: Buffer.from('checkpoint bytes'), sizeBytes: 16, health: 'healthy' } });
+    const evaluation = await stack.prisma.evaluation.create({ data: { jobId: job, checkpointId: checkpoint.id, status: 'queued', environment: { id: 'bandit', config: {} }, episodes: 4 } });
     return {
       job,
       controlJob: job,
       checkpoint: checkpoint.id,
+      evaluation: `${job}/evaluations/${evaluation.id}`,
       webhook: (await ok('POST', '/v1/webhooks', key, { url: 'http://127.0.0.1:9/hook' })).id,
       apiKey: (await ok('POST', '/v1/api-keys', key, { name: 'spare' })).id,
       user: userId,
@@ -186,7 +195,7 @@ describe('access matrix (real HTTP)', () => {
     const actual: Record<string, number> = {};
     const notProblems: string[] = [];
     for (const caller of CALLERS) {
-      const path = target ? template.replace('{id}', targets[caller][target]) : template;
+      const path = target ? template.replace(target === 'evaluation' ? '{id}/evaluations/{evaluationId}' : '{id}', targets[caller][target]) : template;
       const allowed = ACCESS[rule][caller];
       expected[caller] = allowed === 'ok' ? success : allowed;
       const response = await call(stack.baseUrl, method, path, caller === 'anonymous' ? null : keys[caller], body);

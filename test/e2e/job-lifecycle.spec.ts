@@ -35,9 +35,14 @@ describe('job lifecycle (real HTTP, Postgres, Redis, worker process)', () => {
 
     const trajectories = await stack.request('GET', `/v1/jobs/${id}/trajectories?step=3&limit=100`);
     expect(trajectories.body.data).toHaveLength(2 * 4);
-    const withText = await stack.request('GET', `/v1/jobs/${id}/trajectories?withText=true&limit=1000`);
+    const withText = await stack.request('GET', `/v1/jobs/${id}/trajectories?withText=true&from=0&limit=1000`);
     expect(withText.body.data).toHaveLength(6 * 2);
     expect(withText.body.data[0].text).toContain('Arms :');
+    // Without a step or range: the latest step, page after page.
+    const first = await stack.request('GET', `/v1/jobs/${id}/trajectories?limit=5`);
+    const second = await stack.request('GET', `/v1/jobs/${id}/trajectories?limit=5&after=${first.body.next_cursor}`);
+    expect([...first.body.data, ...second.body.data].map((t: { step: number }) => t.step)).toEqual(Array(2 * 4).fill(6));
+    expect(second.body).toMatchObject({ has_more: false, next_cursor: null });
 
     const events = await stack.request('GET', `/v1/jobs/${id}/events?limit=1000`);
     const messages = events.body.data.map((e: { type: string; message: string }) => `${e.type}:${e.message}`);
@@ -64,7 +69,12 @@ describe('job lifecycle (real HTTP, Postgres, Redis, worker process)', () => {
 
   it('cancels a running job within 5 seconds', async () => {
     const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 5000, checkpointEvery: 0, name: 'long' }) });
-    await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 2);
+    const running = await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 2);
+    // Its pace: the warm-up done, and an ETA from the steps timed so far.
+    expect(running.warmup).toEqual({ kind: 'format', steps: 3, completed: 3, etaSeconds: null });
+    expect(running.eta.secondsPerStep).toBeGreaterThan(0);
+    expect(running.eta.seconds).toBeGreaterThan(running.eta.secondsPerStep * (5000 - running.currentStep - 2));
+    expect(Date.parse(running.eta.finishAt)).toBeGreaterThan(Date.now());
     const requested = Date.now();
     const cancel = await stack.request('POST', `/v1/jobs/${job.id}/cancel`);
     expect(cancel.status).toBe(200);
