@@ -24,7 +24,7 @@ describe('openapi.yaml', () => {
     const ids = operations.map((op) => op.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     expect(ids).toEqual(expect.arrayContaining(['submitJob', 'listJobs', 'getJob', 'cancelJob', 'pauseJob', 'resumeJob', 'getJobMetrics', 'listJobEvents', 'streamJobEvents', 'listJobTrajectories', 'listJobCheckpoints', 'downloadCheckpoint', 'listEnvironments', 'listAlgorithms', 'createUser', 'getHealth', 'getReadiness']));
-    expect(document.components.schemas.JobSpec.properties.rollout.properties.groups).toMatchObject({ minimum: 1, maximum: 128 });
+    expect(document.components.schemas.JobSpec.properties.rollout.properties.groups).toMatchObject({ minimum: 1, maximum: 64 });
     expect(document.paths['/v1/jobs'].post.responses['400'].content['application/problem+json']).toBeDefined();
   });
 

@@ -44,7 +44,7 @@ describe('the served API matches openapi.yaml', () => {
   beforeAll(async () => {
     redis = await PrivateRedis.create();
     await redis.start();
-    stack = new TestStack({ redisUrl: redis.url, apiEnv: { STARLAB_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT) } });
+    stack = new TestStack({ redisUrl: redis.url, apiEnv: { STARLAB_RATE_LIMIT_PER_MINUTE: String(RATE_LIMIT), STARLAB_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1' } });
     await stack.start();
     worker = stack.startWorker('worker-a');
     receiver = createServer((_req, res) => res.writeHead(200).end('ok'));
@@ -157,6 +157,10 @@ describe('the served API matches openapi.yaml', () => {
     await expectStatus(404, 'GET', `/v1/checkpoints/${NO_SUCH}/download`);
     for (const action of ['cancel', 'pause', 'resume', 'preempt']) await expectStatus(409, 'POST', `/v1/jobs/${id}/${action}`);
     await expectStatus(404, 'POST', `/v1/jobs/${id}/preempt`, { key: member });
+    // A member may read their own job but not preempt it: 403, not 404.
+    const own = await expectStatus(201, 'POST', '/v1/jobs', { body: { ...tinyJob({ name: 'members-own' }), device: 'gpu' }, key: member });
+    await expectStatus(403, 'POST', `/v1/jobs/${own.body.id}/preempt`, { key: member });
+    await expectStatus(200, 'POST', `/v1/jobs/${own.body.id}/cancel`, { key: member });
 
     const evaluation = await expectStatus(202, 'POST', `/v1/jobs/${id}/evaluations`, { body: { episodes: 4, k: 2 } });
     await expectStatus(400, 'POST', `/v1/jobs/${id}/evaluations`, { body: { environment: { id: 'sokoban' } } });
