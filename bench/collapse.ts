@@ -37,6 +37,10 @@ export interface SuiteRun {
 }
 
 /**
+ * FrozenLake runs are the suite's expensive part on a CPU worker, so since the update changed
+ * (minibatches of 32, whole-episode history) they train 100 steps and the held-out FrozenLake
+ * seeds of rounds 1 and 2 are left out; the Bandit keeps all its rounds.
+ *
  * A suite job: the defaults (RAGEN's update and history, the recipe's model) at the run's learning
  * rate, with 8×8 rollouts instead of 8×16 to halve the cost, and no evaluation (collapse is read
  * from the rollouts' success).
@@ -52,41 +56,35 @@ const slippery = (preset: string, learningRate: number, steps: number, seed = 1)
 const bandit = (preset: string, learningRate: number, steps: number, seed = 1) => job('bandit', {}, preset, learningRate, steps, seed);
 const sokoban = (preset: string, learningRate: number, steps: number, seed = 1) => job('sokoban', {}, preset, learningRate, steps, seed);
 
-const ABRUPT_RATES = [5e-3, 1e-2, 2e-2, 5e-2];
+const ABRUPT_RATES = [1e-2, 2e-2, 5e-2];
 const ENVIRONMENTS: [string, typeof bandit][] = [['bandit', bandit], ['frozenlake', frozenLake], ['sokoban', sokoban]];
 const ABRUPT: SuiteRun[] = ENVIRONMENTS.flatMap(([env, make]) =>
   ['starpo-ppo', 'starpo-grpo'].flatMap((preset) =>
-    ABRUPT_RATES.map((lr) => ({ name: `${env}-${preset.replace('starpo-', '')}-lr${lr}`, expectation: 'collapse' as const, spec: make(preset, lr, 40), heldOut: 'abrupt' as const })),
+    ABRUPT_RATES.map((lr) => ({ name: `${env}-${preset.replace('starpo-', '')}-lr${lr}`, expectation: 'collapse' as const, spec: make(preset, lr, 25), heldOut: 'abrupt' as const })),
   ),
 );
 
 export const SUITE: SuiteRun[] = [
-  { name: 'frozenlake-grpo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150) },
-  { name: 'frozenlake-ppo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150) },
-  { name: 'frozenlake-s-lr2e-3', expectation: 'collapse', spec: frozenLake('starpo-s', 2e-3, 150) },
+  { name: 'frozenlake-grpo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 100) },
+  { name: 'frozenlake-ppo-lr3e-3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 100) },
+  { name: 'frozenlake-s-lr2e-3', expectation: 'collapse', spec: frozenLake('starpo-s', 2e-3, 100) },
   { name: 'bandit-grpo-lr1e-3', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150) },
   { name: 'bandit-s-lr5e-3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120) },
-  { name: 'frozenlake-grpo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 2) },
-  { name: 'frozenlake-ppo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150, 2) },
-  { name: 'frozenlake-s-lr1e-3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150) },
-  { name: 'frozenlake-s-lr1e-3-seed2', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 2) },
-  { name: 'frozenlake-slippery-s-lr1e-3', expectation: 'healthy', spec: slippery('starpo-s', 1e-3, 150) },
+  { name: 'frozenlake-grpo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 100, 2) },
+  { name: 'frozenlake-ppo-lr3e-3-seed2', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 100, 2) },
+  { name: 'frozenlake-s-lr1e-3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 100) },
+  { name: 'frozenlake-s-lr1e-3-seed2', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 100, 2) },
+  { name: 'frozenlake-slippery-s-lr1e-3', expectation: 'healthy', spec: slippery('starpo-s', 1e-3, 100) },
   { name: 'bandit-s-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150) },
   { name: 'bandit-s-grpo-lr1e-3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150) },
   { name: 'sokoban-s-lr1e-3', expectation: 'healthy', spec: sokoban('starpo-s', 1e-3, 100) },
   // The same settings with seeds the calibration never saw.
-  { name: 'frozenlake-grpo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 3), heldOut: 1 },
-  { name: 'frozenlake-ppo-lr3e-3-seed3', expectation: 'collapse', spec: frozenLake('starpo-ppo', 3e-3, 150, 3), heldOut: 1 },
   { name: 'bandit-grpo-lr1e-3-seed2', expectation: 'collapse', spec: bandit('starpo-grpo', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-lr5e-3-seed2', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 2), heldOut: 1 },
-  { name: 'frozenlake-s-lr1e-3-seed3', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 3), heldOut: 1 },
-  { name: 'frozenlake-slippery-s-lr1e-3-seed2', expectation: 'healthy', spec: slippery('starpo-s', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 2), heldOut: 1 },
   { name: 'bandit-s-grpo-lr1e-3-seed2', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 2), heldOut: 1 },
   // Round 2: seeds no decision has seen.
-  { name: 'frozenlake-grpo-lr3e-3-seed4', expectation: 'collapse', spec: frozenLake('starpo-grpo', 3e-3, 150, 4), heldOut: 2 },
   { name: 'bandit-s-lr5e-3-seed3', expectation: 'collapse', spec: bandit('starpo-s', 5e-3, 120, 3), heldOut: 2 },
-  { name: 'frozenlake-s-lr1e-3-seed4', expectation: 'healthy', spec: frozenLake('starpo-s', 1e-3, 150, 4), heldOut: 2 },
   { name: 'bandit-s-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 3), heldOut: 2 },
   { name: 'bandit-s-grpo-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 3), heldOut: 2 },
   ...ABRUPT,
