@@ -168,7 +168,7 @@ describe('the served API matches openapi.yaml', () => {
     await expectStatus(200, 'GET', `/v1/jobs/${id}/evaluations`);
     await expectStatus(200, 'GET', evaluation.headers.get('location')!);
     await expectStatus(404, 'GET', `/v1/jobs/${id}/evaluations/${NO_SUCH}`);
-    await expectStatus(201, 'POST', `/v1/jobs/${id}/fork`, { body: { overrides: { training: { steps: 6, learningRate: 0.0005 } } } });
+    const fork = await expectStatus(201, 'POST', `/v1/jobs/${id}/fork`, { body: { overrides: { training: { steps: 6, learningRate: 0.0005 } } } });
     await expectStatus(400, 'POST', `/v1/jobs/${id}/fork`, { body: { overrides: { model: { config: { layers: 2 } }, training: { steps: 6 } } } });
     await expectStatus(400, 'POST', `/v1/jobs/${id}/rollback`, { body: { learningRate: 5 } });
     await expectStatus(200, 'POST', `/v1/jobs/${id}/rollback`, { body: { checkpointId: checkpoints[1].id } });
@@ -191,7 +191,11 @@ describe('the served API matches openapi.yaml', () => {
     expect(served.text).toMatch(/^retry: 2000\n\n/);
     const deadline = Date.now() + 60_000;
     while ((await call('GET', evaluation.headers.get('location')!)).body.status !== 'succeeded' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-  }, 180_000);
+    // The next test stops the worker and expects nothing to change: no job may still be running
+    // (a running job's ETA counts down with the clock).
+    await stack.waitForJob(fork.body.id, (j) => ['succeeded', 'failed'].includes(j.status), 90_000);
+    await stack.waitForJob(long.body.id, (j) => j.status === 'cancelled', 60_000);
+  }, 300_000);
 
   it('errors every operation shares: 401, 404 on unknown ids, 400/413/415 on bodies, 400 on unknown query parameters, 304, 429', async () => {
     // Nothing changes any more once the worker is gone (the queue view shows its heartbeats, usage
