@@ -169,6 +169,12 @@ export class JobRunnerService implements OnModuleDestroy {
     }
     const detail = outcome.status === 'failed' || outcome.status === 'write-failed' ? `: ${outcome.error}` : '';
     this.logger.log(`job ${jobId}: ${outcome.status}${detail} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+    // A cancel that came after the last poll (say, right behind a preempt that stopped the
+    // process first) must not be lost to the requeue that preempt would settle on.
+    if (stopReason !== null && stopReason !== 'cancel' && outcome.status !== 'completed') {
+      const row = await this.jobs.findById(jobId).catch(() => null);
+      if (row?.controlRequest === 'cancel') stopReason = 'cancel';
+    }
     const context: AttemptContext = { spec, trigger, ...failures };
     if (stopReason === 'rollback') {
       const rollback = await this.planRollback(job, context);

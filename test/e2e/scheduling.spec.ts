@@ -115,4 +115,14 @@ describe('scheduling: fair share, priorities, quotas (three users, two slots)', 
     const steps = (await stack.request('GET', `/v1/jobs/${id}/metrics?names=reward/mean`)).body.data.map((r: { step: number }) => r.step);
     expect(steps).toEqual(Array.from({ length: 13 }, (_, i) => i));
   }, 120_000);
+
+  it('a cancel right behind a preempt wins: the job ends cancelled, not requeued', async () => {
+    const created = await stack.request('POST', '/v1/jobs', { key: keys.bob, body: tinyJob({ steps: 5000, checkpointEvery: 0, name: 'preempt-then-cancel' }) });
+    const id = created.body.id as string;
+    await stack.waitForJob(id, (j) => j.status === 'running' && j.currentStep >= 1);
+    expect((await stack.request('POST', `/v1/jobs/${id}/preempt`)).status).toBe(200);
+    expect((await stack.request('POST', `/v1/jobs/${id}/cancel`)).status).toBe(200);
+    const done = await stack.waitForJob(id, (j) => ['cancelled', 'succeeded', 'failed'].includes(j.status), 90_000);
+    expect([done.status, done.attempt]).toEqual(['cancelled', 1]);
+  }, 120_000);
 });
