@@ -134,7 +134,7 @@ describe('API restarted while a client streams', () => {
   it('killed (SIGKILL) and started again: the client resumes with Last-Event-ID without gap or repeat', async () => {
     const { first } = await streamAcrossRestart('SIGKILL', 10_000);
     expect(first.ended).toBe('reset');
-  }, 90_000);
+  }, 180_000);
 
   /*
    * On SIGTERM, Nest closes the HTTP server only after the destroy hooks, and server.close() waits
@@ -146,7 +146,7 @@ describe('API restarted while a client streams', () => {
     const { first, stop } = await streamAcrossRestart('SIGTERM', 5000);
     expect(stop.forced).toBe(false);
     expect(first.ended).toBe('ended early');
-  }, 90_000);
+  }, 180_000);
 });
 
 describe('Postgres briefly unavailable during a run', () => {
