@@ -99,7 +99,7 @@ describe('parseJobSpec', () => {
 
   it('rejects unknown fields, ids and missing requirements', () => {
     expect(errorsOf({ environment: { id: 'chess' }, algorithm: { id: 'starpo-s' } })).toEqual({
-      'environment.id': 'must be one of bandit, sokoban, frozenlake',
+      'environment.id': 'must be one of bandit, sokoban, frozenlake, lookup-qa',
     });
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'reinforce' } })['algorithm.id']).toMatch(/^must be one of starpo-ppo, starpo-grpo, starpo-s, starpo-s-grpo/);
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, rollout: { gruops: 2 } })).toEqual({ 'rollout.gruops': 'is not a known field' });
