@@ -17,8 +17,8 @@ export type ScriptedKind = 'format' | 'demonstrations';
  * Plays scripted episodes until `count` turns are collected and returns them as supervised rows,
  * with contexts built exactly as in RL rollouts and each episode's turns packed into as few rows
  * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions
- * (drawn from `actionsFor` the observation where actions take an argument) — format knowledge, no task knowledge (the analogue of an instruct model). `demonstrations`:
- * the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
+ * (from `actionsFor` the observation where actions take an argument) — format knowledge, no task
+ * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
  * The thought is a few free thought tokens in both cases: no reasoning is taught.
  */
 export function scriptedExamples(
