@@ -18,8 +18,9 @@ export type ScriptedKind = 'format' | 'demonstrations';
  * with contexts built exactly as in RL rollouts and each episode's turns packed into as few rows
  * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions
  * (from `actionsFor` the observation where actions take an argument) — format knowledge, no task
- * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
- * The thought is a few free thought tokens in both cases: no reasoning is taught.
+ * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert,
+ * re-planned each turn (the analogue of a cold-start SFT model). The thought is a few free
+ * thought tokens in both cases: no reasoning is taught.
  */
 export function scriptedExamples(
   kind: ScriptedKind,
