@@ -20,7 +20,7 @@ export function baselines(spec: JobSpec): { random: number; optimal: number | nu
   const definition = getEnvDefinition(spec.environment.id);
   const tokenizer = tokenizerFor(definition, spec);
   const contexts = contextsFor(tokenizer, spec);
-  const shown = RandomFormatPolicy.shownActions(tokenizer, definition.actionNames);
+  const shown = RandomFormatPolicy.environmentActions(tokenizer, definition);
   const policy = new RandomFormatPolicy(tokenizer, shown, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
   // Several passes over the same seeds: the random agent's expected success on them.
   let random = 0;

@@ -16,10 +16,11 @@ export type ScriptedKind = 'format' | 'demonstrations';
 /**
  * Plays scripted episodes until `count` turns are collected and returns them as supervised rows,
  * with contexts built exactly as in RL rollouts and each episode's turns packed into as few rows
- * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions —
- * format knowledge, no task knowledge (the analogue of an instruct model). `demonstrations`:
- * the environment's expert, re-planned each turn (the analogue of a cold-start SFT model).
- * The thought is a few free thought tokens in both cases: no reasoning is taught.
+ * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions
+ * (from `actionsFor` the observation where actions take an argument) — format knowledge, no task
+ * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert,
+ * re-planned each turn (the analogue of a cold-start SFT model). The thought is a few free
+ * thought tokens in both cases: no reasoning is taught.
  */
 export function scriptedExamples(
   kind: ScriptedKind,
@@ -43,7 +44,7 @@ export function scriptedExamples(
     let actionsLeft = settings.maxActionsPerEpisode;
     for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && turns < count; turn++) {
       const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
-      const actions = kind === 'format' ? randomActions(env.actionNames, cap, rng) : expertActions(definition, env, cap, settings.maxTurns - turn);
+      const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : expertActions(definition, env, cap, settings.maxTurns - turn);
       if (actions.length === 0) break;
       const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
       const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];

@@ -27,7 +27,7 @@ const largest = (envId: string) =>
 describe('capacity: one step of the largest job', () => {
   beforeAll(useTestBackend);
 
-  it.each(['bandit', 'sokoban', 'frozenlake'])('%s trains one step within the memory limit', async (envId) => {
+  it.each(['bandit', 'sokoban', 'frozenlake', 'lookup-qa'])('%s trains one step within the memory limit', async (envId) => {
     const spec = largest(envId);
     const started = Date.now();
     const trainer = await Trainer.create(spec);

@@ -47,7 +47,7 @@ describe('openapi.yaml', () => {
     expect(document.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     expect(document.components.securitySchemes.bearer.bearerFormat).not.toMatch(/JWT/);
     const envIds = document.components.schemas.JobSpec.properties.environment.properties.id.anyOf.map((s: { const: string }) => s.const);
-    expect(envIds.sort()).toEqual(['bandit', 'frozenlake', 'sokoban']);
+    expect(envIds.sort()).toEqual(['bandit', 'frozenlake', 'lookup-qa', 'sokoban']);
     const submit = document.paths['/v1/jobs'].post.responses;
     expect(Object.keys(submit).sort()).toEqual(['200', '201', '400', '401', '413', '415', '422', '429', '500']);
     expect(submit['200'].headers['Idempotent-Replayed'].required).toBe(true);

@@ -1,4 +1,5 @@
 import { FrozenLakeEnv, shortestFrozenPath } from './frozenlake';
+import { LookupQaEnv } from './lookup-qa';
 import { SokobanEnv } from './sokoban';
 import { solveSokoban } from './sokoban-solver';
 import type { Env, Expert } from './types';
@@ -22,4 +23,19 @@ export const sokobanExpert: Expert = (env: Env) => {
   if (!(env instanceof SokobanEnv)) throw new TypeError(`sokobanExpert needs a SokobanEnv, got '${env.id}'`);
   if (env.done) return [];
   return solveSokoban(env.state) ?? [];
+};
+
+/**
+ * lookup-qa expert: the shortest chain of searches, the question's entities from the start up to
+ * the one before the answer (skipping those already searched in order), then the answer.
+ * [] once the episode is over.
+ */
+export const lookupQaExpert: Expert = (env: Env) => {
+  if (!(env instanceof LookupQaEnv)) throw new TypeError(`lookupQaExpert needs a LookupQaEnv, got '${env.id}'`);
+  if (env.done) return [];
+  const { graph, searched } = env.state;
+  const chain = graph.question.chain;
+  let known = 0;
+  while (known < chain.length - 1 && searched.includes(chain[known])) known++;
+  return [...chain.slice(known, -1).map((name) => `search[${name}]`), `answer[${chain[chain.length - 1]}]`];
 };

@@ -21,14 +21,14 @@ function tokenize(text: string, vocabulary: readonly string[]): string[] | null 
 }
 
 describe('environment registry', () => {
-  it('registers bandit, sokoban and frozenlake', () => {
-    expect(listEnvironments().map((definition) => definition.id)).toEqual(['bandit', 'sokoban', 'frozenlake']);
+  it('registers bandit, sokoban, frozenlake and lookup-qa', () => {
+    expect(listEnvironments().map((definition) => definition.id)).toEqual(['bandit', 'sokoban', 'frozenlake', 'lookup-qa']);
     expect(getEnvDefinition('sokoban')).toBe(ENVIRONMENTS.sokoban);
   });
 
   it('throws a clear error for an unknown id', () => {
     expect(() => getEnvDefinition('chess')).toThrow(UnknownEnvironmentError);
-    expect(() => getEnvDefinition('chess')).toThrow("Unknown environment 'chess'; known: bandit, sokoban, frozenlake");
+    expect(() => getEnvDefinition('chess')).toThrow("Unknown environment 'chess'; known: bandit, sokoban, frozenlake, lookup-qa");
     expect(() => getEnvDefinition('toString')).toThrow(UnknownEnvironmentError);
   });
 
@@ -50,7 +50,7 @@ describe('environment registry', () => {
     expect(Value.Check(configSchema, { ...defaults, unknownField: 1 })).toBe(false);
   });
 
-  it.each(Object.keys(ENVIRONMENTS))('%s: observations use only vocabulary tokens, actions only actionNames', (id) => {
+  it.each(Object.keys(ENVIRONMENTS))('%s: observations use only vocabulary tokens, actions only actionNames (or actionsFor)', (id) => {
     const definition = getEnvDefinition(id);
     const vocabulary = definition.vocabulary(definition.defaults);
     const configs = id === 'bandit' ? [{}, { variant: 'alt' }] : [{}];
@@ -63,7 +63,12 @@ describe('environment registry', () => {
       for (let seed = 0; seed < 30; seed++) {
         const frames = [env.reset(seed)];
         expect(definition.actionNames).toEqual(expect.arrayContaining([...env.actionNames]));
-        for (let step = 0; step < 10 && !env.done; step++) frames.push(env.step(rng.pick(env.actionNames)).observation);
+        for (let step = 0; step < 10 && !env.done; step++) {
+          const actions = definition.actionsFor?.(frames[frames.length - 1]) ?? env.actionNames;
+          const result = env.step(rng.pick(actions));
+          if (definition.actionsFor) expect(result.info.actionValid).toBe(true);
+          frames.push(result.observation);
+        }
         untokenizable.push(...frames.filter((frame) => tokenize(frame, vocabulary) === null));
         const longest = Math.max(...frames.map((frame) => tokenize(frame.replace(/\n$/, ''), vocabulary)?.length ?? 0));
         expect(longest).toBeLessThanOrEqual(definition.observationTokens({ ...definition.defaults, ...config }));
@@ -78,5 +83,7 @@ describe('environment registry', () => {
     expect(() => frozenlake.create({ size: 2 })).toThrow(/size/);
     expect(getEnvDefinition('bandit').expert).toBeUndefined();
     expect(getEnvDefinition('sokoban').expert).toBeDefined();
+    expect(getEnvDefinition('lookup-qa').expert).toBeDefined();
+    expect(() => getEnvDefinition('lookup-qa').create({ maxHops: 3, maxToolCalls: 2 })).toThrow(/maxToolCalls/);
   });
 });

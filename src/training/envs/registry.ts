@@ -6,7 +6,7 @@ import {
   BanditEnv,
   type BanditConfig,
 } from './bandit';
-import { frozenLakeExpert, sokobanExpert } from './experts';
+import { frozenLakeExpert, lookupQaExpert, sokobanExpert } from './experts';
 import {
   FROZEN_LAKE_DEFAULTS,
   FROZEN_LAKE_VOCABULARY,
@@ -15,6 +15,16 @@ import {
   type FrozenLakeConfig,
 } from './frozenlake';
 import { GRID_ACTIONS } from './grid';
+import {
+  LOOKUP_QA_DEFAULTS,
+  LOOKUP_QA_TOOLS,
+  LOOKUP_QA_VOCABULARY,
+  LookupQaConfigSchema,
+  LookupQaEnv,
+  lookupQaActionsFor,
+  lookupQaObservationTokens,
+  type LookupQaConfig,
+} from './lookup-qa';
 import { SOKOBAN_DEFAULTS, SokobanConfigSchema, SokobanEnv, type SokobanConfig } from './sokoban';
 import { SOKOBAN_VOCABULARY } from './sokoban-rules';
 import type { EnvDefinition } from './types';
@@ -68,11 +78,29 @@ const frozenlake: EnvDefinition<FrozenLakeConfig> = {
   observationTokens: (config) => config.size * config.size + config.size - 1,
 };
 
+const lookupQa: EnvDefinition<LookupQaConfig> = {
+  id: 'lookup-qa',
+  description:
+    'Tool use over a knowledge graph of invented entities: answer a 1–3 hop question with search[entity] ' +
+    "(that entity's facts come back) and answer[entity]; 1 for the right answer",
+  configSchema: LookupQaConfigSchema,
+  defaults: LOOKUP_QA_DEFAULTS,
+  create: (config) => new LookupQaEnv(config),
+  expert: lookupQaExpert,
+  actionNames: LOOKUP_QA_TOOLS,
+  actionsFor: lookupQaActionsFor,
+  // One call per turn, so every search's result is the next observation; the default cap of four
+  // searches and the answer.
+  rolloutDefaults: { maxTurns: 5, maxActionsPerTurn: 1, maxActionsPerEpisode: 5 },
+  vocabulary: () => LOOKUP_QA_VOCABULARY,
+  observationTokens: (config) => lookupQaObservationTokens({ ...LOOKUP_QA_DEFAULTS, ...config }),
+};
+
 /**
  * Every environment by id. `create` fills missing config fields from `defaults` and rejects
  * values outside the schema's bounds (`InvalidEnvConfigError`).
  */
-export const ENVIRONMENTS: Readonly<Record<string, EnvDefinition>> = { bandit, sokoban, frozenlake };
+export const ENVIRONMENTS: Readonly<Record<string, EnvDefinition>> = { bandit, sokoban, frozenlake, 'lookup-qa': lookupQa };
 
 /** The definition of `id`; throws `UnknownEnvironmentError` for an unregistered id. */
 export function getEnvDefinition(id: string): EnvDefinition {

@@ -21,7 +21,8 @@ export interface StepResult {
 
 /**
  * A text environment in the RAGEN mould: every observation is a string over a small closed
- * vocabulary (`vocabulary`), every action one of `actionNames`. Deterministic per seed:
+ * vocabulary (`vocabulary`), every action one of `actionNames` or, where actions take an
+ * argument, `name[argument]` with the argument a vocabulary word. Deterministic per seed:
  * `reset(seed)` followed by the same actions gives the same observations and rewards, and
  * stochastic dynamics (slippery ice, the bandit's payout) draw from a generator seeded by `reset`.
  */
@@ -38,7 +39,10 @@ export interface Env {
   readonly vocabulary: readonly string[];
   /** Starts an episode; returns the first observation. */
   reset(seed: number): string;
-  /** Executes one action word. An unknown action is not executed: actionValid=false, reward 0. */
+  /**
+   * Executes one action: an action word, or for parameterised actions (tool calls) a name with
+   * its argument, `search[Zorvek]`. An unknown action is not executed: actionValid=false, reward 0.
+   */
   step(action: string): StepResult;
   render(): string;
   /** Independent copy of the current state, including the dynamics' random state (for branching). */
@@ -60,8 +64,15 @@ export interface EnvDefinition<C = Record<string, unknown>> {
   create(config: C): Env;
   /** Present when demonstrations are possible (FrozenLake shortest path, Sokoban BFS). */
   expert?: Expert;
-  /** Actions of this environment, independent of config. */
+  /** Actions of this environment, independent of config (the tool names where actions take an argument). */
   actionNames: readonly string[];
+  /**
+   * The well-formed actions an agent reading `observation` may take, for environments whose
+   * actions take an argument (lookup-qa: `search[e]` and `answer[e]` for each entity e shown).
+   * The random agent and the format warm-up draw uniformly from it; absent, they draw from the
+   * action names. Its actions must encode in the job's vocabulary.
+   */
+  actionsFor?(observation: string): readonly string[];
   /**
    * Rollout budgets this environment is played with when the job spec does not say (RAGEN's
    * per-environment settings, e.g. one turn and one action for the bandit).

@@ -1,8 +1,9 @@
+import type { EnvDefinition } from '../envs/types';
 import type { ResponsePolicy } from '../rollout/engine';
 import { Rng } from '../random';
 import { decode, Generation, GenerationOptions } from './generate';
 import { CachedPrompt, PromptCache } from './prompt-cache';
-import { SPECIAL_TOKENS, Tokenizer } from './tokenizer';
+import { HISTORY_TOKENS, SPECIAL_TOKENS, Tokenizer } from './tokenizer';
 import { TransformerLM } from './transformer';
 
 /** Floats one generation chunk may keep alive (prefill attention and the KV cache): ≈ 256 MB. */
@@ -87,6 +88,23 @@ export class RandomFormatPolicy implements ResponsePolicy {
       const current = prompt.slice(prompt.lastIndexOf(obs));
       const shown = names.filter((name) => tokenizer.has(name) && current.includes(tokenizer.id(name)));
       return shown.length > 0 ? shown : names;
+    };
+  }
+
+  /**
+   * The actions a random agent draws from for a prompt: the environment's `actionsFor` its
+   * current observation (decoded from the prompt) where actions take an argument, else
+   * `shownActions` over its action names.
+   */
+  static environmentActions(tokenizer: Tokenizer, definition: Pick<EnvDefinition, 'actionNames' | 'actionsFor'>): (prompt: readonly number[]) => readonly string[] {
+    const actionsFor = definition.actionsFor;
+    if (!actionsFor) return RandomFormatPolicy.shownActions(tokenizer, definition.actionNames);
+    const obs = tokenizer.id(SPECIAL_TOKENS.obs);
+    const ends = new Set([SPECIAL_TOKENS.resp, HISTORY_TOKENS.actionsLeft].filter((t) => tokenizer.has(t)).map((t) => tokenizer.id(t)));
+    return (prompt) => {
+      const current = prompt.slice(prompt.lastIndexOf(obs) + 1);
+      const end = current.findIndex((id) => ends.has(id));
+      return actionsFor(tokenizer.decode(end < 0 ? current : current.slice(0, end)));
     };
   }
 

@@ -35,4 +35,5 @@ export const RECIPES: Readonly<Record<string, Partial<Record<RecipeWarmup, Recip
   bandit: { format: SMALL_MODEL },
   sokoban: { format: SMALL_MODEL, demonstrations: SMALL_MODEL },
   frozenlake: { format: SMALL_MODEL, demonstrations: SMALL_MODEL },
+  'lookup-qa': { format: SMALL_MODEL, demonstrations: SMALL_MODEL },
 };

@@ -97,9 +97,19 @@ describe('parseJobSpec', () => {
     });
   });
 
+  it('reports constraints between environment fields at submission, on the field', () => {
+    expect(errorsOf({ environment: { id: 'lookup-qa', config: { maxHops: 3, maxToolCalls: 2 } }, algorithm: { id: 'starpo-s' } })).toEqual({
+      'environment.config.maxHops': 'must be <= maxToolCalls (2), or questions are unanswerable',
+    });
+    expect(errorsOf({ environment: { id: 'lookup-qa', config: { minHops: 2, maxHops: 1 } }, algorithm: { id: 'starpo-s' } })).toEqual({
+      'environment.config.minHops': 'must be <= maxHops (1)',
+    });
+    expect(parseJobSpec({ environment: { id: 'lookup-qa', config: { maxHops: 2, maxToolCalls: 2 } }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ maxHops: 2 });
+  });
+
   it('rejects unknown fields, ids and missing requirements', () => {
     expect(errorsOf({ environment: { id: 'chess' }, algorithm: { id: 'starpo-s' } })).toEqual({
-      'environment.id': 'must be one of bandit, sokoban, frozenlake',
+      'environment.id': 'must be one of bandit, sokoban, frozenlake, lookup-qa',
     });
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'reinforce' } })['algorithm.id']).toMatch(/^must be one of starpo-ppo, starpo-grpo, starpo-s, starpo-s-grpo/);
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, rollout: { gruops: 2 } })).toEqual({ 'rollout.gruops': 'is not a known field' });

@@ -1,5 +1,6 @@
 import { Type } from '@sinclair/typebox';
 import { ALGORITHM_PRESETS, AlgorithmConfig, AlgorithmConfigSchema, AlgorithmId } from '../algorithms/presets';
+import { InvalidEnvConfigError } from '../envs/common';
 import { ENVIRONMENTS } from '../envs/registry';
 import type { EnvDefinition } from '../envs/types';
 import { FieldError, SpecValidationError, checkAgainst } from './errors';
@@ -60,6 +61,7 @@ export function parseJobSpec(raw: unknown): JobSpec {
 
   const env = checkAgainst<Record<string, unknown>>(envDefinition!.configSchema, input.environment.config, 'environment.config');
   errors.push(...env.errors);
+  if (env.errors.length === 0) errors.push(...envConfigErrors(envDefinition!, env.value));
   const overrides = checkAgainst<Partial<AlgorithmConfig>>(PartialAlgorithmConfig, input.algorithm.config, 'algorithm.config');
   errors.push(...overrides.errors);
   if (input.specVersion === 2 && overrides.value.miniBatches !== undefined && overrides.value.miniBatchSize !== undefined) {
@@ -160,6 +162,22 @@ export function episodeContextLength(definition: EnvDefinition, envConfig: Recor
   const actionsLeftDigits = String(rollout.maxActionsPerEpisode).length;
   const perTurn = 1 + definition.observationTokens(envConfig) + 1 + actionsLeftDigits + 1 + rollout.maxTokensPerTurn + 1 + REWARD_TOKENS_MAX;
   return Math.min(MAX_CONTEXT_LENGTH, 1 + rollout.maxTurns * perTurn);
+}
+
+/**
+ * Constraints between an environment's config fields that its schema cannot state (lookup-qa:
+ * minHops <= maxHops <= maxToolCalls): the environment's constructor checks them, so they are
+ * reported at submission rather than when the job starts.
+ */
+function envConfigErrors(definition: EnvDefinition, config: Record<string, unknown>): FieldError[] {
+  try {
+    definition.create(config);
+    return [];
+  } catch (error) {
+    if (!(error instanceof InvalidEnvConfigError)) throw error;
+    const [, path, message] = /^\/(\w+) (.*)$/.exec(error.detail) ?? [undefined, undefined, error.detail];
+    return [{ field: path ? `environment.config.${path}` : 'environment.config', message }];
+  }
 }
 
 function crossFieldErrors(spec: JobSpec, hasExpert: boolean): FieldError[] {
