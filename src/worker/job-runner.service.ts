@@ -171,16 +171,20 @@ export class JobRunnerService implements OnModuleDestroy {
     this.logger.log(`job ${jobId}: ${outcome.status}${detail} after ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
     // A cancel that came after the last poll (say, right behind a preempt that stopped the
     // process first) must not be lost to the requeue that preempt would settle on.
-    if (stopReason !== null && stopReason !== 'cancel' && outcome.status !== 'completed') {
-      const row = await this.jobs.findById(jobId).catch(() => null);
-      if (row?.controlRequest === 'cancel') stopReason = 'cancel';
-    }
+    const reason = ((await this.cancelledSince(jobId, stopReason, outcome)) ? 'cancel' : stopReason) as StopReason | null;
     const context: AttemptContext = { spec, trigger, ...failures };
-    if (stopReason === 'rollback') {
+    if (reason === 'rollback') {
       const rollback = await this.planRollback(job, context);
       if (rollback) return rollback;
     }
-    return settle(stopReason, outcome, context);
+    return settle(reason, outcome, context);
+  }
+
+  /** A stopped attempt whose row now asks for a cancel the poll did not see. */
+  private async cancelledSince(jobId: string, stopReason: StopReason | null, outcome: TrainingOutcome): Promise<boolean> {
+    if (stopReason === null || stopReason === 'cancel' || outcome.status === 'completed') return false;
+    const row = await this.jobs.findById(jobId).catch(() => null);
+    return row?.controlRequest === 'cancel';
   }
 
   /** A database call retried like every write of a running job (docs/failure-behaviour.md); its error says what failed. */
