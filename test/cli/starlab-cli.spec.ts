@@ -49,7 +49,7 @@ describe('starlab CLI (real HTTP, worker)', () => {
     writeFileSync(join(dir, 'bad.yaml'), 'environment: { id: bandit }\nalgorithm: { id: starpo-s }\nrollout: { groups: 0 }\nspeed: fast\n');
     const bad = await starlab(['submit', 'bad.yaml']);
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('Invalid job spec (400)');
+    expect(bad.stderr).toContain('Invalid request (400)');
     expect(bad.stderr).toContain('  rollout.groups: must be >= 1');
     expect(bad.stderr).toContain('  speed: is not a known field');
     writeFileSync(join(dir, 'broken.json'), '{"environment": ');

@@ -27,7 +27,7 @@ describe('bad input (real HTTP)', () => {
     { name: 'an unknown field', body: { ...valid, gpus: 8 }, status: 400, type: 'invalid-request', fields: ['gpus'] },
     { name: 'an unknown nested field', body: { ...valid, rollout: { groups: 2, gruops: 3 } }, status: 400, type: 'invalid-request', fields: ['rollout.gruops'] },
     { name: 'out-of-bound numbers', body: { ...valid, training: { steps: 1e7 }, model: { config: { layers: 64 } } }, status: 400, type: 'invalid-request', fields: ['training.steps', 'model.config.layers'] },
-    { name: 'a batch too large for one step', body: { ...valid, rollout: { ...valid.rollout, groups: 128, groupSize: 64 } }, status: 400, type: 'invalid-request', fields: ['rollout.groupSize'] },
+    { name: 'a batch too large for one step', body: { ...valid, rollout: { ...valid.rollout, groups: 64, groupSize: 8 } }, status: 400, type: 'invalid-request', fields: ['rollout.groupSize'] },
     { name: 'an unknown environment', body: { ...valid, environment: { id: 'chess' } }, status: 400, type: 'invalid-request', fields: ['environment.id'] },
     { name: 'an unknown algorithm', body: { ...valid, algorithm: { id: 'reinforce' } }, status: 400, type: 'invalid-request', fields: ['algorithm.id'] },
     { name: 'a bad environment config', body: { ...valid, environment: { id: 'frozenlake', config: { size: 50 } } }, status: 400, type: 'invalid-request', fields: ['environment.config.size'] },
