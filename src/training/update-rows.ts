@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { gae, groupZScores, whiten } from './algorithms/advantages';
+import { gae, gigpoTurnAdvantages, groupZScores, whiten } from './algorithms/advantages';
 import type { AlgorithmConfig } from './algorithms/presets';
 import { PackedBatch, PackedTurns, chunkRows, packTurns } from './policy/batch';
 import { TransformerLM } from './policy/transformer';
@@ -92,6 +92,18 @@ export function assignGae(rows: UpdateRow[], trajectories: readonly Trajectory[]
 export function assignGroupZScores(rows: UpdateRow[], groups: readonly Trajectory[][]): void {
   const flat = groupZScores(groups.map((g) => g.map((t) => t.return))).flat();
   for (const row of rows) row.advantages = new Array<number>(row.responseIndex.length).fill(flat[row.trajectory]);
+}
+
+/**
+ * GiGPO: each turn's tokens get A^E + ω·A^S of that turn, the step advantage comparing turns
+ * taken from the same observation within the group (docs/training.md, "Algorithms").
+ */
+export function assignGigpo(rows: UpdateRow[], groups: readonly Trajectory[][], config: AlgorithmConfig): void {
+  const options = { omega: config.gigpoStepWeight, gamma: config.gigpoGamma, normalization: config.gigpoNormalization };
+  const perTurn = groups
+    .map((group) => gigpoTurnAdvantages(group.map((t) => ({ return: t.return, steps: t.turns.map((turn) => ({ anchorKey: turn.observation, reward: turn.reward })) })), options))
+    .flat();
+  for (const row of rows) row.advantages = row.turns.flatMap((turn, k) => new Array<number>(row.turnLengths[k]).fill(perTurn[row.trajectory][turn]));
 }
 
 function rowsByTrajectory(rows: readonly UpdateRow[]): Map<number, UpdateRow[]> {
