@@ -1,6 +1,7 @@
 import '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs';
 
+import { entropyShapedAdvantages } from './advantages';
 import { clippedValueLoss, entropyAwareAdvantages, k3, klK1, klK3, ppoPolicyLoss, type PolicyLossInputs } from './losses';
 
 beforeAll(async () => {
@@ -132,6 +133,12 @@ describe('entropyAwareAdvantages', () => {
     expect(shaped.shape).toEqual([1, 4]);
     const expected = [1 * (1 + 0.5 * -1), 1 * (1 + 0.5 * 0), -1 * (1 + 0.5 * 1), 9];
     Array.from(shaped.dataSync()).forEach((a, i) => expect(a).toBeCloseTo(expected[i], 5));
+  });
+
+  it('agrees with the number-array version the update uses, over the counted tokens', () => {
+    const onTensors = Array.from(entropyAwareAdvantages(advantages(), entropy(), weights(), 0.3).dataSync()).slice(0, 3);
+    const onArrays = entropyShapedAdvantages([[1, 1, -1]], [[0.2, 0.4, 0.6]], 0.3)[0];
+    onTensors.forEach((a, i) => expect(a).toBeCloseTo(onArrays[i], 6));
   });
 
   it('passes no gradient into the entropy', () => {
