@@ -47,7 +47,7 @@ export function updatePolicy(
 ): Metrics {
   const trajectories = groups.flat();
   const rows = buildRows(trajectories);
-  if (rows.length === 0) return {};
+  if (rows.length === 0) return { [METRIC.optimiserSteps]: 0 };
   const metrics: Metrics = {};
   if (config.advantage === 'gae') {
     if (!learner.critic) throw new Error('GAE needs a critic');
