@@ -138,7 +138,8 @@ describe('GiGPO in the update', () => {
     const group = [episode(0, [-0.1, 1], 'B'), episode(1, [-0.1, -0.1], 'C')];
     const rows = buildRows(group);
     expect(rows.map((r) => r.turnLengths)).toEqual([[2, 1], [2, 1]]);
-    assignGigpo(rows, [group], { ...grpo, advantage: 'gigpo', gigpoGamma: 0.5, gigpoStepWeight: 1, gigpoNormalization: 'mean' });
+    const anchored = assignGigpo(rows, [group], { ...grpo, advantage: 'gigpo', gigpoGamma: 0.5, gigpoStepWeight: 1, gigpoNormalization: 'mean' });
+    expect(anchored).toBeCloseTo(2 / 4, 12); // both first turns share A; B and C are alone
     const expected = [
       [0.55 + 0.275, 0.55 + 0.275, 0.55],
       [-0.55 - 0.275, -0.55 - 0.275, -0.55],

@@ -55,7 +55,7 @@ export function updatePolicy(
     assignGae(rows, trajectories, config);
     metrics[METRIC.explainedVariance] = explainedVariance(rows.flatMap((r) => r.oldValues), rows.flatMap((r) => r.returns));
   } else if (config.advantage === 'gigpo') {
-    assignGigpo(rows, groups, config);
+    metrics[METRIC.gigpoAnchoredTurns] = assignGigpo(rows, groups, config);
   } else {
     assignGroupZScores(rows, groups);
   }
