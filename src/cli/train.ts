@@ -1,15 +1,18 @@
 /**
  * Command-line runner: trains one job spec in this process, without the service.
  *
- *   npm run train -- --spec job.json [--metrics-out metrics.jsonl] [--checkpoint-out final.ckpt]
- *                    [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu]
+ *   npm run train -- --spec job.json [--algorithm <preset>] [--metrics-out metrics.jsonl]
+ *                    [--checkpoint-out final.ckpt] [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu]
  *
+ * `--algorithm` replaces the spec's `algorithm.id` (its `algorithm.config` overrides still apply),
+ * so one spec file can be trained under every preset.
  * Writes one JSON line per step, {"step": n, "metrics": {canonical name: value}}, and one per step
  * with collapse warnings, {"step": n, "warnings": [...]}, shown on the terminal as they fire.
  * Exits 2 for an invalid spec or arguments (naming the field), 1 if training fails.
  */
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { ALGORITHM_IDS } from '../training/algorithms/presets';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
 import { evalSuccessOf } from '../training/signals/step-metrics';
@@ -17,19 +20,26 @@ import { parseJobSpec } from '../training/spec/validate';
 import { Trainer } from '../training/trainer';
 import { ProgressBar } from './progress';
 
-const USAGE = 'usage: npm run train -- --spec <job.json> [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>]';
+const USAGE =
+  'usage: npm run train -- --spec <job.json> [--algorithm <preset>] [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>]\n' +
+  `  presets: ${ALGORITHM_IDS.join(', ')} (GET /v1/algorithms describes each)`;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`${message}\n`);
   process.exit(code);
 }
 
-function readSpec(path: string) {
+function readSpec(path: string, algorithmId: string | undefined) {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
     fail(`cannot read job spec ${path}: ${(error as Error).message}`);
+  }
+  if (algorithmId !== undefined && typeof raw === 'object' && raw !== null && !Array.isArray(raw)) {
+    const spec = raw as { algorithm?: unknown };
+    const algorithm = typeof spec.algorithm === 'object' && spec.algorithm !== null ? spec.algorithm : {};
+    spec.algorithm = { ...algorithm, id: algorithmId };
   }
   try {
     return parseJobSpec(raw);
@@ -47,6 +57,7 @@ async function main(): Promise<void> {
     args = parseArgs({
       options: {
         spec: { type: 'string' },
+        algorithm: { type: 'string' },
         'metrics-out': { type: 'string' },
         'checkpoint-out': { type: 'string' },
         backend: { type: 'string', default: 'auto' },
@@ -63,7 +74,7 @@ async function main(): Promise<void> {
   if (backend !== 'auto' && !(BACKEND_PREFERENCE as readonly string[]).includes(backend)) {
     fail(`--backend must be one of auto, ${BACKEND_PREFERENCE.join(', ')}`);
   }
-  const spec = readSpec(args.spec);
+  const spec = readSpec(args.spec, args.algorithm);
   const progress = new ProgressBar(spec.training.steps);
   const trainer = await Trainer.create(spec, { backend }, (m) => progress.message(m));
   progress.message(

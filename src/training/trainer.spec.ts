@@ -91,6 +91,55 @@ describe('Trainer', () => {
   }, 120_000);
 });
 
+describe('the DAPO and GiGPO presets', () => {
+  beforeAll(useTestBackend);
+
+  it('dapo: dynamic sampling draws more batches while groups tie, within its bound, and says what it drew', async () => {
+    // Bandit groups of two after a format warm-up: some tie (all pick the low arm), some do not.
+    const spec = (maxBatches: number) =>
+      parseJobSpec({
+        environment: { id: 'bandit' },
+        algorithm: { id: 'dapo', config: { dynamicSamplingMaxBatches: maxBatches } },
+        model: { config: { layers: 1, dModel: 16, contextLength: 40 } },
+        rollout: { groups: 3, groupSize: 2, maxTokensPerTurn: 12 },
+        training: { steps: 3, evalEvery: 0, evalEpisodes: 4, checkpointEvery: 0, warmup: { steps: 60, batchSize: 16 } },
+      });
+    for (const maxBatches of [1, 4]) {
+      const trainer = await Trainer.create(spec(maxBatches));
+      const { steps } = await collect(trainer);
+      trainer.dispose();
+      for (const step of [1, 2, 3]) {
+        const m = steps.get(step)!;
+        const rounds = m['rollout/dynamic_sampling_rounds'];
+        expect(rounds).toBeGreaterThanOrEqual(0);
+        expect(rounds).toBeLessThanOrEqual(maxBatches - 1);
+        expect(m['rollout/extra_groups']).toBe(rounds * 3);
+        expect(m['rollout/extra_trajectories']).toBe(rounds * 3 * 2);
+        // Kept groups: what was drawn times the kept ratio, never more than rollout.groups.
+        const kept = Math.round(m['filter/kept_ratio'] * (3 + m['rollout/extra_groups']));
+        expect(kept).toBe(3 - m['rollout/dynamic_sampling_shortfall']);
+        // A step stops drawing as soon as it holds three informative groups, or at the bound.
+        if (kept < 3) expect(rounds).toBe(maxBatches - 1);
+      }
+      // With these seeds some step tied and drew again, which a bound of one batch cannot.
+      const extra = [1, 2, 3].reduce((n, step) => n + steps.get(step)!['rollout/dynamic_sampling_rounds'], 0);
+      if (maxBatches === 1) expect(extra).toBe(0);
+      else expect(extra).toBeGreaterThan(0);
+    }
+  }, 120_000);
+
+  it('gigpo: runs real steps on FrozenLake with a reference for its KL and no critic', async () => {
+    const trainer = await Trainer.create(tinySpec({ algorithm: { id: 'gigpo', config: { miniBatchSize: 4 } }, training: { steps: 2, evalEvery: 0, evalEpisodes: 4, checkpointEvery: 0, warmup: { steps: 5, batchSize: 16 } } }));
+    const { steps } = await collect(trainer);
+    trainer.dispose();
+    const last = steps.get(2)!;
+    expect(last['kl/ref']).toBeDefined();
+    expect(last['loss/value']).toBeUndefined();
+    expect(Number.isFinite(last['loss/policy'])).toBe(true);
+    expect(last['rollout/extra_groups']).toBeUndefined();
+  }, 120_000);
+});
+
 describe('learningRateScale', () => {
   it('is 1 throughout for constant, and a half cosine from 1 to 0.1 for cosine', () => {
     expect([1, 50, 200].map((step) => learningRateScale('constant', step, 200))).toEqual([1, 1, 1]);

@@ -1,4 +1,4 @@
-import { selectGroupsByRewardStd } from './algorithms/groupFilters';
+import { sampleWithDynamicSampling, selectGroupsByRewardStd } from './algorithms/groupFilters';
 import { mean } from './algorithms/stats';
 import { usesCritic } from './algorithms/presets';
 import { BackendChoice, BackendName, initBackend } from './backend';
@@ -44,6 +44,19 @@ export interface TrainerOptions {
 export interface TrainerResult {
   status: 'completed' | 'stopped';
   step: number;
+}
+
+/**
+ * What dynamic sampling cost a step: the batches beyond the first, the groups and trajectories
+ * they added, and how many of the `wanted` groups were still missing when its bound was spent.
+ */
+export function dynamicSamplingMetrics(groupsDrawn: number, informative: number, batches: number, wanted: number, groupSize: number): Metrics {
+  return {
+    [METRIC.dynamicSamplingRounds]: batches - 1,
+    [METRIC.extraGroups]: groupsDrawn - wanted,
+    [METRIC.extraTrajectories]: (groupsDrawn - wanted) * groupSize,
+    [METRIC.dynamicSamplingShortfall]: Math.max(0, wanted - informative),
+  };
 }
 
 /**
@@ -196,22 +209,18 @@ export class Trainer {
   }
 
   private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
-    const { rollout: r, training, algorithm, environment } = this.spec;
+    const { rollout: r, training, algorithm } = this.spec;
     const started = Date.now();
     const scale = learningRateScale(training.lrSchedule, this.state.step + 1, training.steps);
     this.learner.actorOptimizer.learningRate = training.learningRate * scale;
     if (this.learner.criticOptimizer) this.learner.criticOptimizer.learningRate = training.learningRate * algorithm.config.criticLearningRateScale * scale;
-    const requests = [];
-    for (let group = 0; group < r.groups; group++) {
-      const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
-      for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group, sample });
-    }
     const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
-    const trajectories = rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings);
+    const { groups, candidates, batches } = this.drawGroups(policy);
+    const trajectories = groups.flat();
     const rolloutMs = Date.now() - started;
-    const groups = byGroup(trajectories);
-    const kept = this.filterGroups(groups);
+    const kept = this.filterGroups(groups, candidates);
     const metrics: Metrics = rolloutMetrics(groups, kept, { open: this.tokenizer.id('<think>'), close: this.tokenizer.id('</think>') });
+    if (algorithm.config.dynamicSampling) Object.assign(metrics, dynamicSamplingMetrics(groups.length, candidates.length, batches, r.groups, r.groupSize));
     const updateStarted = Date.now();
     Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
     const generated = trajectories.reduce((n, t) => n + t.turns.reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
@@ -223,14 +232,39 @@ export class Trainer {
   }
 
   /**
-   * StarPO-S keeps the groups with the highest in-group reward std (at least one group; for jobs
-   * that count minibatches, at least one trajectory per minibatch).
+   * One batch of `groups` × `groupSize` rollouts from fresh seeds; with dynamic sampling (DAPO),
+   * more batches until `groups` informative groups are in hand, within its bound. Returns every
+   * group drawn (group ids continue across batches) and the candidates to train on.
    */
-  private filterGroups(groups: Trajectory[][]): number[] {
+  private drawGroups(policy: TransformerPolicy): { groups: Trajectory[][]; candidates: number[]; batches: number } {
+    const { rollout: r, training, algorithm, environment } = this.spec;
+    let drawn = 0;
+    const drawBatch = () => {
+      const requests = [];
+      for (let g = 0; g < r.groups; g++) {
+        const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
+        for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group: drawn + g, sample });
+      }
+      drawn += r.groups;
+      return byGroup(rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings));
+    };
+    if (!algorithm.config.dynamicSampling) {
+      const groups = drawBatch();
+      return { groups, candidates: groups.map((_, i) => i), batches: 1 };
+    }
+    const sample = sampleWithDynamicSampling(drawBatch, (g) => g.map((t) => t.return), r.groups, algorithm.config.dynamicSamplingMaxBatches);
+    return { groups: sample.groups, candidates: sample.kept, batches: sample.batches };
+  }
+
+  /**
+   * StarPO-S keeps the candidate groups with the highest in-group reward std (at least one group;
+   * for jobs that count minibatches, at least one trajectory per minibatch).
+   */
+  private filterGroups(groups: Trajectory[][], candidates: number[]): number[] {
     const config = this.spec.algorithm.config;
-    if (config.filter === 'none') return groups.map((_, i) => i);
+    if (config.filter === 'none' || candidates.length === 0) return candidates;
     const minGroups = Math.max(1, Math.ceil((config.miniBatches ?? 1) / this.spec.rollout.groupSize));
-    return selectGroupsByRewardStd(groups.map((g) => g.map((t) => t.return)), config.filterKeepFraction, minGroups);
+    return selectGroupsByRewardStd(candidates.map((g) => groups[g].map((t) => t.return)), config.filterKeepFraction, minGroups).map((i) => candidates[i]);
   }
 
   /**

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { gae, groupZScores, whiten } from './algorithms/advantages';
+import { gae, gigpoTurnAdvantages, groupZScores, whiten } from './algorithms/advantages';
 import type { AlgorithmConfig } from './algorithms/presets';
 import { PackedBatch, PackedTurns, chunkRows, packTurns } from './policy/batch';
 import { TransformerLM } from './policy/transformer';
@@ -92,6 +92,31 @@ export function assignGae(rows: UpdateRow[], trajectories: readonly Trajectory[]
 export function assignGroupZScores(rows: UpdateRow[], groups: readonly Trajectory[][]): void {
   const flat = groupZScores(groups.map((g) => g.map((t) => t.return))).flat();
   for (const row of rows) row.advantages = new Array<number>(row.responseIndex.length).fill(flat[row.trajectory]);
+}
+
+/**
+ * GiGPO: each turn's tokens get A^E + ω·A^S of that turn, the step advantage comparing turns
+ * taken from the same observation within the group (docs/training.md, "Algorithms"). Returns the
+ * share of turns whose observation another turn of their group shares: where it is 0, GiGPO is
+ * GRPO.
+ */
+export function assignGigpo(rows: UpdateRow[], groups: readonly Trajectory[][], config: AlgorithmConfig): number {
+  const options = { omega: config.gigpoStepWeight, gamma: config.gigpoGamma, normalization: config.gigpoNormalization };
+  const perTurn = groups
+    .map((group) => gigpoTurnAdvantages(group.map((t) => ({ return: t.return, steps: t.turns.map((turn) => ({ anchorKey: turn.observation, reward: turn.reward })) })), options))
+    .flat();
+  for (const row of rows) row.advantages = row.turns.flatMap((turn, k) => new Array<number>(row.turnLengths[k]).fill(perTurn[row.trajectory][turn]));
+  let anchored = 0;
+  let turns = 0;
+  for (const group of groups) {
+    const counts = new Map<string, number>();
+    for (const turn of group.flatMap((t) => t.turns)) counts.set(turn.observation, (counts.get(turn.observation) ?? 0) + 1);
+    for (const count of counts.values()) {
+      turns += count;
+      if (count > 1) anchored += count;
+    }
+  }
+  return turns > 0 ? anchored / turns : 0;
 }
 
 function rowsByTrajectory(rows: readonly UpdateRow[]): Map<number, UpdateRow[]> {

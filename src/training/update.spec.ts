@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { useTestBackend } from '../../test/support/tf';
-import { tokenLogProbs } from './algorithms/losses';
+import { entropyShapedAdvantages, groupZScores } from './algorithms/advantages';
+import { tokenEntropy, tokenLogProbs } from './algorithms/losses';
 import { ALGORITHM_PRESETS, AlgorithmConfig } from './algorithms/presets';
 import { Adam } from './policy/adam';
 import { PackedBatch, turnRow } from './policy/batch';
@@ -8,7 +9,7 @@ import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory, Turn } from './rollout/engine';
 import { Learner, updatePolicy } from './update';
-import { minibatches } from './update-rows';
+import { assignGigpo, buildRows, minibatches } from './update-rows';
 
 const VOCAB = 12;
 const config = { vocabSize: VOCAB, contextLength: 32, layers: 1, dModel: 16, heads: 2, ffnMultiplier: 2, rope: true };
@@ -72,6 +73,78 @@ describe('updatePolicy', () => {
     expect(Math.max(...a.map((x, i) => Math.abs(x - b[i])))).toBeLessThan(1e-5);
     whole.dispose();
     chunked.dispose();
+  });
+});
+
+describe('AEPO in the update', () => {
+  beforeAll(useTestBackend);
+  const after = (model: TransformerLM) => model.namedVariables().flatMap(([, v]) => Array.from(v.dataSync()));
+
+  it("clipMode 'aepo' changes nothing until a token is clipped, then keeps its gradient", () => {
+    const models = [1, 2, 3, 4].map(() => new TransformerLM(config, 5));
+    const groups = trajectories(models[0], 8, new Rng(1));
+    const run = (model: TransformerLM, clipMode: 'ppo' | 'aepo', miniBatchSize: number) =>
+      updatePolicy(learnerWith(model), groups, { ...grpo, clipMode, miniBatchSize }, 1, new Rng(2));
+    // One minibatch: the ratio is 1 everywhere, so the two losses have the same gradient.
+    run(models[0], 'ppo', 8);
+    run(models[1], 'aepo', 8);
+    const [a, b] = [after(models[0]), after(models[1])];
+    expect(Math.max(...a.map((x, i) => Math.abs(x - b[i])))).toBeLessThan(1e-6);
+    // Two minibatches: the second clips tokens (see above), which only AEPO still trains on.
+    const ppo = run(models[2], 'ppo', 4);
+    const aepo = run(models[3], 'aepo', 4);
+    expect(ppo['clip/fraction_high']).toBeGreaterThan(0);
+    expect(aepo['clip/fraction_high']).toBeCloseTo(ppo['clip/fraction_high'], 6); // same forward pass
+    const [c, d] = [after(models[2]), after(models[3])];
+    expect(Math.max(...c.map((x, i) => Math.abs(x - d[i])))).toBeGreaterThan(1e-5);
+    models.forEach((m) => m.dispose());
+  });
+
+  it('entropy-aware advantages: the policy loss at ratio 1 is −mean A·(1 + α·Ĥ) over the tokens', () => {
+    const actor = new TransformerLM(config, 7);
+    const groups = trajectories(actor, 8, new Rng(5));
+    // The expectation from the actor's own entropies and the GRPO advantages, before the update.
+    const turns = groups.flat().map((t) => ({ context: t.turns[0].context, response: t.turns[0].response.tokens }));
+    const batch = new PackedBatch(turns.map(turnRow));
+    const entropy = tf.tidy(() => tokenEntropy(actor.forward(batch.inputTensor()).logits, 1));
+    const entropies = batch.gatherResponse(entropy);
+    entropy.dispose();
+    const advantages = groupZScores(groups.map((g) => g.map((t) => t.return))).flat().map((a) => [a, a, a]);
+    const shaped = entropyShapedAdvantages(advantages, entropies, 0.3).flat();
+    const expected = -shaped.reduce((sum, a) => sum + a, 0) / shaped.length;
+    // Budget of one row: the standardisation is still the minibatch's, not each chunk's.
+    const metrics = updatePolicy(learnerWith(actor), groups, { ...grpo, entropyAdvantageAlpha: 0.3, miniBatchSize: 8 }, 1, new Rng(6), actor.activationFloats(1, 8, true));
+    expect(Math.abs(expected)).toBeGreaterThan(1e-3); // plain GRPO's is 0: the ±1 advantages cancel
+    expect(metrics['loss/policy']).toBeCloseTo(expected, 5);
+    actor.dispose();
+  });
+});
+
+describe('GiGPO in the update', () => {
+  it("puts each turn's A^E + ω·A^S on that turn's tokens", () => {
+    // Two-turn episodes packed into one row each: turn 0 has 2 response tokens, turn 1 has 1.
+    // Returns 0.9 and −0.2, turn rewards [−0.1, 1] and [−0.1, −0.1], first observations shared:
+    // with γ = 0.5, ω = 1, 'mean' the advantages are [0.55 + 0.275, 0.55] and [−0.55 − 0.275, −0.55]
+    // (see gigpo.spec.ts).
+    const episode = (sample: number, rewards: number[], second: string) => {
+      const first = { context: [1, 2], response: [5, 6] };
+      const next = { context: [1, 2, 5, 6, 7 + sample], response: [9] };
+      const turns = [
+        { observation: 'A', context: first.context, response: { tokens: first.response, logProbs: [0, 0], entropies: [] }, reward: rewards[0] },
+        { observation: second, context: next.context, response: { tokens: next.response, logProbs: [0], entropies: [] }, reward: rewards[1] },
+      ];
+      return { group: 0, sample, seed: 0, turns, return: rewards[0] + rewards[1] } as unknown as Trajectory;
+    };
+    const group = [episode(0, [-0.1, 1], 'B'), episode(1, [-0.1, -0.1], 'C')];
+    const rows = buildRows(group);
+    expect(rows.map((r) => r.turnLengths)).toEqual([[2, 1], [2, 1]]);
+    const anchored = assignGigpo(rows, [group], { ...grpo, advantage: 'gigpo', gigpoGamma: 0.5, gigpoStepWeight: 1, gigpoNormalization: 'mean' });
+    expect(anchored).toBeCloseTo(2 / 4, 12); // both first turns share A; B and C are alone
+    const expected = [
+      [0.55 + 0.275, 0.55 + 0.275, 0.55],
+      [-0.55 - 0.275, -0.55 - 0.275, -0.55],
+    ];
+    rows.forEach((row, i) => row.advantages.forEach((a, t) => expect(a).toBeCloseTo(expected[i][t], 10)));
   });
 });
 

@@ -1,4 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
+import { entropyShapedAdvantages } from './algorithms/advantages';
 import { explainedVariance } from './algorithms/grad';
 import { aggregationWeights, clippedValueLoss, k3, klK1, ppoPolicyLoss, tokenEntropy, tokenLogProbs, weightedTokenSum } from './algorithms/losses';
 import type { AlgorithmConfig } from './algorithms/presets';
@@ -9,7 +10,7 @@ import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 import { METRIC, Metrics } from './signals/step-metrics';
-import { ACTIVATION_BUDGET_FLOATS, UpdateRow, assignCriticValues, assignGae, assignGroupZScores, buildRows, chunksFor, minibatches } from './update-rows';
+import { ACTIVATION_BUDGET_FLOATS, UpdateRow, assignCriticValues, assignGae, assignGigpo, assignGroupZScores, buildRows, chunksFor, minibatches } from './update-rows';
 import { applyClipped } from './warmup';
 
 /** The networks and optimisers one update touches. */
@@ -27,8 +28,9 @@ const SHIFT_SAMPLE_ROWS = 256;
 
 /**
  * The StarPO update for one step's kept groups: advantages (GAE with a critic, or GRPO group
- * z-scores), then for each epoch and minibatch a critic step (clipped value loss) and an actor
- * step (PPO clip with ε_low/ε_high and dual clip, entropy bonus, k1 KL to the reference), each
+ * z-scores, or GiGPO's episode plus step advantages), then for each epoch and minibatch a critic
+ * step (clipped value loss) and an actor step (PPO or AEPO clip with ε_low/ε_high and dual clip,
+ * AEPO's entropy-aware advantages when α > 0, entropy bonus, k1 KL to the reference), each
  * with global-norm clipping. The old log-probabilities are those the rollout sampled with, so
  * from the second minibatch on the ratio moves off 1 and the clip acts. A minibatch is cut into
  * chunks that fit the activation budget and their gradients are summed before the one optimiser
@@ -45,13 +47,15 @@ export function updatePolicy(
 ): Metrics {
   const trajectories = groups.flat();
   const rows = buildRows(trajectories);
-  if (rows.length === 0) return {};
+  if (rows.length === 0) return { [METRIC.optimiserSteps]: 0 };
   const metrics: Metrics = {};
   if (config.advantage === 'gae') {
     if (!learner.critic) throw new Error('GAE needs a critic');
     assignCriticValues(learner.critic, rows, budget);
     assignGae(rows, trajectories, config);
     metrics[METRIC.explainedVariance] = explainedVariance(rows.flatMap((r) => r.oldValues), rows.flatMap((r) => r.returns));
+  } else if (config.advantage === 'gigpo') {
+    metrics[METRIC.gigpoAnchoredTurns] = assignGigpo(rows, groups, config);
   } else {
     assignGroupZScores(rows, groups);
   }
@@ -65,7 +69,8 @@ export function updatePolicy(
       if (batchRows.length === 0) continue;
       const weights = weightsByRow(batchRows, config);
       if (learner.critic && learner.criticOptimizer) record(criticStep(learner.critic, learner.criticOptimizer, batchRows, weights, config, budget));
-      record(actorStep(learner, batchRows, weights, config, temperature, budget));
+      const advantages = config.entropyAdvantageAlpha > 0 ? entropyAwareRows(learner.actor, batchRows, config.entropyAdvantageAlpha, temperature, budget) : advantagesOf(batchRows);
+      record(actorStep(learner, batchRows, weights, advantages, config, temperature, budget));
       optimiserSteps++;
     }
   }
@@ -73,6 +78,28 @@ export function updatePolicy(
   metrics[METRIC.optimiserSteps] = optimiserSteps;
   metrics[METRIC.klUpdate] = policyShift(learner.actor, rows, temperature, budget);
   return metrics;
+}
+
+function advantagesOf(rows: readonly UpdateRow[]): Map<UpdateRow, number[]> {
+  return new Map(rows.map((row) => [row, row.advantages]));
+}
+
+/**
+ * AEPO's entropy-aware advantages of a minibatch, A' = A·(1 + α·sg(Ĥ)): the entropies are the
+ * policy's own just before this minibatch's step, at the sampling temperature, standardised over
+ * the minibatch's loss tokens. Taking them in a forward pass of their own (no gradient) keeps the
+ * standardisation the minibatch's whatever its chunks, and sg() holds by construction.
+ */
+function entropyAwareRows(actor: TransformerLM, rows: readonly UpdateRow[], alpha: number, temperature: number, budget: number): Map<UpdateRow, number[]> {
+  const entropies = new Map<UpdateRow, number[]>();
+  for (const chunk of chunksFor(actor, rows, false, budget)) {
+    const batch = new PackedBatch(chunk);
+    const entropy = tf.tidy(() => tokenEntropy(actor.forward(batch.inputTensor()).logits, temperature));
+    batch.gatherResponse(entropy).forEach((h, i) => entropies.set(chunk[i], h));
+    entropy.dispose();
+  }
+  const shaped = entropyShapedAdvantages(rows.map((r) => r.advantages), rows.map((r) => entropies.get(r)!), alpha);
+  return new Map(rows.map((row, i) => [row, shaped[i]]));
 }
 
 /**
@@ -160,6 +187,7 @@ function actorStep(
   learner: Learner,
   rows: readonly UpdateRow[],
   weights: Map<UpdateRow, number[]>,
+  advantagesByRow: Map<UpdateRow, number[]>,
   config: AlgorithmConfig,
   temperature: number,
   budget: number,
@@ -174,7 +202,7 @@ function actorStep(
     const inputs = batch.inputTensor();
     const targets = batch.targetOneHot(actor.config.vocabSize);
     const oldLogProbs = batch.perToken(chunk.map((r) => r.oldLogProbs));
-    const advantages = batch.perToken(chunk.map((r) => r.advantages));
+    const advantages = batch.perToken(chunk.map((r) => advantagesByRow.get(r)!));
     const w = chunkWeights(batch, chunk, weights);
     const refLogProbs = reference ? tokenLogProbs(reference.forward(inputs).logits, targets, temperature) : null;
     const wm = worldModel ? batch.atTokens(chunk.map((r) => r.feedbackIndex), chunk.map((r) => worldModel.get(r)!)) : null;
@@ -190,6 +218,7 @@ function actorStep(
         clipLow: config.clipLow,
         clipHigh: config.clipHigh,
         dualClip: config.dualClip > 1 ? config.dualClip : null,
+        mode: config.clipMode,
       });
       let loss: tf.Scalar = policy.loss;
       if (config.entropyCoef > 0) loss = tf.sub(loss, tf.mul(weightedTokenSum(tokenEntropy(logits, temperature), w), config.entropyCoef));

@@ -23,6 +23,17 @@ describe('npm run train', () => {
     expect(run([]).stderr).toContain('--spec is required');
   });
 
+  it('lists the presets and lets --algorithm replace the spec’s preset, checked like the spec', () => {
+    const help = run(['--help']);
+    expect(help.status).toBe(0);
+    expect(help.stderr).toMatch(/presets: starpo-ppo, .*dapo, gigpo/);
+    const spec = join(dir, 'preset.json');
+    writeFileSync(spec, JSON.stringify({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s', config: { clipMode: 'aepo' } }, rollout: { groups: 0 } }));
+    const result = run(['--spec', spec, '--algorithm', 'reinforce']);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toMatch(/algorithm\.id: must be one of .*dapo, gigpo/);
+  });
+
   it('trains and writes one JSON line per step (metrics) and per step with warnings', () => {
     const spec = join(dir, 'tiny.json');
     const out = join(dir, 'metrics.jsonl');

@@ -1,4 +1,4 @@
-import { gae, groupZScores } from './advantages';
+import { entropyShapedAdvantages, gae, groupZScores } from './advantages';
 
 describe('gae', () => {
   it('gives A = R − V with γ = λ = 1 and the return on the last token', () => {
@@ -44,5 +44,26 @@ describe('groupZScores', () => {
 
   it('uses the given eps', () => {
     expect(groupZScores([[2, 0]], 0.5)[0][0]).toBeCloseTo((2 - 1) / (Math.SQRT2 + 0.5), 10);
+  });
+});
+
+describe('entropyShapedAdvantages (AEPO)', () => {
+  // Entropies 0.2, 0.4 | 0.6 over two rows: mean 0.4, unbiased std √((0.04 + 0 + 0.04) / 2) = 0.2,
+  // so Ĥ = [−1, 0 | 1]; with α = 0.3: A' = A·(1 + 0.3·Ĥ).
+  it('scales each token by 1 + α·Ĥ, Ĥ standardised over all the tokens given', () => {
+    const shaped = entropyShapedAdvantages([[1, 1], [-1]], [[0.2, 0.4], [0.6]], 0.3);
+    expect(shaped.map((row) => row.length)).toEqual([2, 1]);
+    expect(shaped[0][0]).toBeCloseTo(1 * (1 + 0.3 * -1), 6);
+    expect(shaped[0][1]).toBeCloseTo(1 * (1 + 0.3 * 0), 6);
+    expect(shaped[1][0]).toBeCloseTo(-1 * (1 + 0.3 * 1), 6);
+  });
+
+  it('leaves advantages unchanged when α = 0 or the entropy is constant', () => {
+    expect(entropyShapedAdvantages([[2, -1]], [[0.2, 0.6]], 0)).toEqual([[2, -1]]);
+    expect(entropyShapedAdvantages([[2, -1]], [[0.5, 0.5]], 0.3)).toEqual([[2, -1]]);
+  });
+
+  it('rejects rows of different lengths', () => {
+    expect(() => entropyShapedAdvantages([[1, 1]], [[0.1]], 0.3)).toThrow(RangeError);
   });
 });

@@ -13,7 +13,10 @@ export {
   discountedStepReturns,
   gigpoAdvantages,
   gigpoStepAdvantages,
+  gigpoTurnAdvantages,
+  type GigpoEpisode,
   type GigpoNormalization,
+  type GigpoOptions,
   type GigpoStep,
 } from './gigpo';
 
@@ -65,5 +68,22 @@ export function groupZScores(groupReturns: readonly (readonly number[])[], eps =
     if (sigma < ZERO_STD_THRESHOLD) return returns.map(() => 0);
     const mu = mean(returns);
     return returns.map((r) => (r - mu) / (sigma + eps));
+  });
+}
+
+/**
+ * AEPO entropy-aware advantage (Dong et al. 2025) on number arrays: A' = A·(1 + α·Ĥ), where
+ * Ĥ = (H − mean H)/(std H + 1e-8) standardises the token entropies over every token given (the
+ * minibatch's loss tokens), unbiased std; the same values as the tensor `entropyAwareAdvantages`
+ * with every token counted. The entropies are constants here, which is the paper's sg(Ĥ).
+ * `advantages[i]` and `entropies[i]` are one row's tokens.
+ */
+export function entropyShapedAdvantages(advantages: readonly (readonly number[])[], entropies: readonly (readonly number[])[], alpha: number): number[][] {
+  const all = entropies.flat();
+  const hMean = mean(all);
+  const hStd = all.length > 1 ? unbiasedStd(all) : 0;
+  return advantages.map((row, i) => {
+    if (row.length !== entropies[i].length) throw new RangeError(`entropyShapedAdvantages: row ${i} has ${row.length} advantages but ${entropies[i].length} entropies`);
+    return row.map((a, t) => a * (1 + alpha * ((entropies[i][t] - hMean) / (hStd + 1e-8))));
   });
 }

@@ -86,3 +86,42 @@ export function gigpoAdvantages(
   }
   return stepAdv.map((steps, i) => steps.map((a) => episodeAdv[i] + omega * a));
 }
+
+/** One rollout of a group as GiGPO reads it: its return and, per turn, the state and reward. */
+export interface GigpoEpisode {
+  return: number;
+  steps: readonly { anchorKey: string; reward: number }[];
+}
+
+export interface GigpoOptions {
+  /** ω, the weight of the step advantage (1 in the paper). */
+  omega: number;
+  /** Discount of the step returns (0.95 in the paper). */
+  gamma: number;
+  normalization: GigpoNormalization;
+  eps?: number;
+}
+
+/**
+ * GiGPO advantage of every turn of one group's rollouts: A = A^E + ω·A^S, where the episode
+ * advantage A^E = (R − mean R)/(std R + eps) over the group ('mean': R − mean R; 0 when the
+ * returns are all equal, as GRPO) and A^S compares the γ-discounted returns of the steps taken
+ * from the same observation (`gigpoStepAdvantages`). verl-agent normalises both levels the same
+ * way (its `mode`), and so does this.
+ */
+export function gigpoTurnAdvantages(episodes: readonly GigpoEpisode[], options: GigpoOptions): number[][] {
+  const eps = options.eps ?? 1e-6;
+  const returns = episodes.map((e) => e.return);
+  const mu = mean(returns);
+  const sigma = unbiasedStd(returns);
+  const episodeAdv = returns.map((r) => {
+    if (sigma < 1e-8) return 0;
+    return options.normalization === 'mean' ? r - mu : (r - mu) / (sigma + eps);
+  });
+  const steps = episodes.map((e) => {
+    const stepReturns = discountedStepReturns(e.steps.map((s) => s.reward), options.gamma);
+    return e.steps.map((s, t) => ({ anchorKey: s.anchorKey, stepReturn: stepReturns[t] }));
+  });
+  const stepAdv = gigpoStepAdvantages(steps, { normalization: options.normalization, eps });
+  return gigpoAdvantages(episodeAdv, stepAdv, options.omega);
+}

@@ -1,4 +1,4 @@
-import { dynamicSamplingKeep, passAtK, selectGroupsByRewardStd } from './groupFilters';
+import { dynamicSamplingKeep, passAtK, sampleWithDynamicSampling, selectGroupsByRewardStd } from './groupFilters';
 
 describe('selectGroupsByRewardStd (StarPO-S)', () => {
   // in-group unbiased std: 0, √0.5, √2, 0, √0.5, √0.125, √2, 0
@@ -32,6 +32,38 @@ describe('selectGroupsByRewardStd (StarPO-S)', () => {
 describe('dynamicSamplingKeep (DAPO)', () => {
   it('keeps only groups whose returns differ', () => {
     expect(dynamicSamplingKeep([[1, 1], [0, 1], [5], [0.2, 0.2, 0.2], [0, 0, 1]])).toEqual([1, 4]);
+  });
+});
+
+describe('sampleWithDynamicSampling (DAPO)', () => {
+  // Batches of two groups each, drawn in this order; [1, 1] and [0, 0] carry no signal.
+  const batches = [
+    [[1, 1], [0, 1]],
+    [[0, 0], [0, 0]],
+    [[1, 0], [1, 0]],
+    [[0, 1], [0, 0]],
+  ];
+  const drawer = () => {
+    let next = 0;
+    return () => batches[next++];
+  };
+
+  it('draws batches until enough groups differ, and keeps the first ones in drawing order', () => {
+    // After batch 1: group 1 only; after 2: still 1; after 3: groups 1, 4, 5 → keep [1, 4].
+    const sample = sampleWithDynamicSampling(drawer(), (g) => g, 2, 10);
+    expect(sample.batches).toBe(3);
+    expect(sample.groups).toHaveLength(3 * 2);
+    expect(sample.kept).toEqual([1, 4]);
+  });
+
+  it('stops at the bound and keeps what it has', () => {
+    const sample = sampleWithDynamicSampling(drawer(), (g) => g, 2, 2);
+    expect(sample.batches).toBe(2);
+    expect(sample.kept).toEqual([1]);
+  });
+
+  it('draws one batch when it is already full of signal', () => {
+    expect(sampleWithDynamicSampling(() => [[0, 1]], (g) => g, 1, 10)).toEqual({ groups: [[0, 1]], kept: [0], batches: 1 });
   });
 });
 

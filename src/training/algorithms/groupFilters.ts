@@ -57,3 +57,31 @@ export function passAtK(groupSuccess: readonly (readonly boolean[])[]): number {
   const solved = groupSuccess.filter((successes) => successes.some(Boolean)).length;
   return solved / groupSuccess.length;
 }
+
+/** What `sampleWithDynamicSampling` drew: every group in drawing order, and which to train on. */
+export interface DynamicSample<G> {
+  groups: G[];
+  /** Indices into `groups` of the informative groups trained on (at most `wanted`, in order). */
+  kept: number[];
+  /** Batches drawn, the first included. */
+  batches: number;
+}
+
+/**
+ * DAPO's dynamic sampling with its code's bound: draw batches of groups until `wanted`
+ * informative groups (returns not all equal, `dynamicSamplingKeep`) are in hand or `maxBatches`
+ * batches are drawn, and keep the first `wanted` in drawing order (veRL's DAPO trainer trims the
+ * batch the same way). Where the code raises an error once its bound is spent, this trains on
+ * what it has, which may be fewer groups or none.
+ */
+export function sampleWithDynamicSampling<G>(drawBatch: () => G[], returnsOf: (group: G) => readonly number[], wanted: number, maxBatches: number): DynamicSample<G> {
+  const groups: G[] = [];
+  let informative: number[] = [];
+  let batches = 0;
+  while (batches < Math.max(1, maxBatches) && informative.length < wanted) {
+    groups.push(...drawBatch());
+    batches++;
+    informative = dynamicSamplingKeep(groups.map(returnsOf));
+  }
+  return { groups, kept: informative.slice(0, wanted), batches };
+}

@@ -1,6 +1,7 @@
 import '@tensorflow/tfjs-backend-wasm';
 import * as tf from '@tensorflow/tfjs';
 
+import { entropyShapedAdvantages } from './advantages';
 import { clippedValueLoss, entropyAwareAdvantages, k3, klK1, klK3, ppoPolicyLoss, type PolicyLossInputs } from './losses';
 
 beforeAll(async () => {
@@ -88,6 +89,23 @@ describe('ppoPolicyLoss', () => {
     grad.forEach((g, i) => expect(g).toBeCloseTo(expected[i], 5));
   });
 
+  it('AEPO, one token by hand: A = 1, r = 1.5, ε_high = 0.2 gives loss −1.2 and gradient weight 1.2 (PPO: 0)', () => {
+    // ℓ = max(−A·r, −A·(1 + ε_high)·r/sg(r)) = max(−1.5, −1.2·1) = −1.2, as PPO's max(−1.5, −1.2).
+    // dℓ/dlog π: PPO's clipped branch is a constant, 0; AEPO's is −(1 + ε_high)·A·r/sg(r) = −1.2,
+    // i.e. the objective −ℓ keeps the weight 1.2 on ∇log π.
+    const one = (mode: 'ppo' | 'aepo') => tf.tidy(() => {
+      const args = { oldLogProbs: tf.zeros([1, 1]) as tf.Tensor2D, advantages: tf.ones([1, 1]) as tf.Tensor2D, weights: tf.ones([1, 1]) as tf.Tensor2D, clipLow: 0.2, clipHigh: 0.2, mode };
+      const logProbs = tf.tensor2d([[Math.log(1.5)]]);
+      const loss = scalar(ppoPolicyLoss({ ...args, logProbs }).loss);
+      const grad = tf.grad((lp: tf.Tensor) => ppoPolicyLoss({ ...args, logProbs: lp as tf.Tensor2D }).loss)(logProbs).dataSync()[0];
+      return { loss, grad };
+    });
+    expect(one('aepo').loss).toBeCloseTo(-1.2, 6);
+    expect(one('aepo').grad).toBeCloseTo(-1.2, 6);
+    expect(one('ppo').loss).toBeCloseTo(-1.2, 6);
+    expect(one('ppo').grad).toBeCloseTo(0, 12);
+  });
+
   it('creates no tensors beyond its four outputs', () => {
     const args = inputs({ mode: 'aepo' });
     const before = tf.memory().numTensors;
@@ -115,6 +133,12 @@ describe('entropyAwareAdvantages', () => {
     expect(shaped.shape).toEqual([1, 4]);
     const expected = [1 * (1 + 0.5 * -1), 1 * (1 + 0.5 * 0), -1 * (1 + 0.5 * 1), 9];
     Array.from(shaped.dataSync()).forEach((a, i) => expect(a).toBeCloseTo(expected[i], 5));
+  });
+
+  it('agrees with the number-array version the update uses, over the counted tokens', () => {
+    const onTensors = Array.from(entropyAwareAdvantages(advantages(), entropy(), weights(), 0.3).dataSync()).slice(0, 3);
+    const onArrays = entropyShapedAdvantages([[1, 1, -1]], [[0.2, 0.4, 0.6]], 0.3)[0];
+    onTensors.forEach((a, i) => expect(a).toBeCloseTo(onArrays[i], 6));
   });
 
   it('passes no gradient into the entropy', () => {

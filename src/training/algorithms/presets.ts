@@ -10,8 +10,13 @@ const int = (minimum: number, maximum: number, description: string) => Type.Inte
  */
 export const AlgorithmConfigSchema = Type.Object(
   {
-    advantage: Type.Union([Type.Literal('gae'), Type.Literal('grpo')], {
-      description: 'gae: PPO critic with GAE; grpo: per-group z-score of returns, no critic',
+    advantage: Type.Union([Type.Literal('gae'), Type.Literal('grpo'), Type.Literal('gigpo')], {
+      description: 'gae: PPO critic with GAE; grpo: per-group z-score of returns, no critic; gigpo: GRPO episode advantage plus ω × step advantage within identical-observation anchor groups, no critic',
+    }),
+    gigpoStepWeight: num(0, 10, 'GiGPO ω: weight of the step advantage in A = A_episode + ω·A_step'),
+    gigpoGamma: num(0, 1, 'GiGPO discount of the per-turn step returns the anchor groups compare'),
+    gigpoNormalization: Type.Union([Type.Literal('mean-std'), Type.Literal('mean')], {
+      description: "GiGPO: 'mean-std' divides episode and step advantages by their group's std, 'mean' only centres them",
     }),
     gamma: num(0, 1, 'GAE discount over assistant tokens'),
     lambda: num(0, 1, 'GAE λ'),
@@ -22,6 +27,10 @@ export const AlgorithmConfigSchema = Type.Object(
     clipLow: num(0, 1, 'PPO ε_low: ratio floor 1 − ε_low'),
     clipHigh: num(0, 2, 'PPO ε_high: ratio ceiling 1 + ε_high (clip-higher when > clipLow)'),
     dualClip: num(0, 100, 'dual-clip constant c for negative advantages; 0 disables'),
+    clipMode: Type.Union([Type.Literal('ppo'), Type.Literal('aepo')], {
+      description: "ppo: hard clip; aepo: AEPO's entropy clipping-balanced loss, same value as PPO but a token above 1 + ε_high keeps the gradient (1 + ε_high)·A·∇log π",
+    }),
+    entropyAdvantageAlpha: num(0, 10, "AEPO's entropy-aware advantage A' = A·(1 + α·sg(Ĥ)), Ĥ the token entropy standardised over the minibatch's loss tokens; 0 disables"),
     entropyCoef: num(0, 1, 'entropy bonus coefficient'),
     klCoef: num(0, 1, 'coefficient of the k1 KL penalty to the frozen warm-up policy; 0 disables'),
     valueClip: num(0, 100, 'value-loss clipping range around the old values'),
@@ -32,6 +41,10 @@ export const AlgorithmConfigSchema = Type.Object(
       description: 'std-top: StarPO-S variance filter keeping the groups with the highest in-group reward std',
     }),
     filterKeepFraction: num(0.01, 1, 'share of groups kept by the std-top filter'),
+    dynamicSampling: Type.Boolean({
+      description: 'DAPO dynamic sampling: drop groups whose returns are all equal and sample more groups until rollout.groups are kept, within dynamicSamplingMaxBatches',
+    }),
+    dynamicSamplingMaxBatches: int(1, 32, 'dynamic sampling: most rollout batches (of rollout.groups groups each, the first included) one step may draw; when spent, the step trains on what it kept'),
     lossAggregation: Type.Union([Type.Literal('seq-mean-token-mean'), Type.Literal('token-mean')], {
       description: 'token-mean per trajectory then mean over trajectories, or mean over all tokens',
     }),
@@ -49,11 +62,16 @@ const STARPO_BASE: AlgorithmConfig = {
   advantage: 'gae',
   gamma: 1,
   lambda: 1,
+  gigpoStepWeight: 1,
+  gigpoGamma: 0.95,
+  gigpoNormalization: 'mean-std',
   whitenAdvantages: true,
   rewardAssignment: 'trajectory',
   clipLow: 0.2,
   clipHigh: 0.2,
   dualClip: 3,
+  clipMode: 'ppo',
+  entropyAdvantageAlpha: 0,
   entropyCoef: 0.001,
   klCoef: 0,
   valueClip: 0.5,
@@ -62,6 +80,8 @@ const STARPO_BASE: AlgorithmConfig = {
   weightDecay: 0.01,
   filter: 'none',
   filterKeepFraction: 1,
+  dynamicSampling: false,
+  dynamicSamplingMaxBatches: 10,
   lossAggregation: 'seq-mean-token-mean',
   epochs: 1,
   miniBatchSize: 32,
@@ -75,6 +95,35 @@ const STARPO_S: Partial<AlgorithmConfig> = { filter: 'std-top', filterKeepFracti
 const GRPO: Partial<AlgorithmConfig> = { advantage: 'grpo', whitenAdvantages: false, klCoef: 0.001 };
 
 /**
+ * DAPO (Yu et al. 2025) as its released recipe runs it: GRPO advantages, clip-higher 0.2/0.28,
+ * token-mean loss over the minibatch, no KL and no entropy bonus, dual clip c = 10, and dynamic
+ * sampling bounded at 10 generation batches per step (`max_num_gen_batches`).
+ */
+const DAPO: Partial<AlgorithmConfig> = {
+  ...GRPO,
+  klCoef: 0,
+  entropyCoef: 0,
+  clipHigh: 0.28,
+  dualClip: 10,
+  lossAggregation: 'token-mean',
+  dynamicSampling: true,
+  dynamicSamplingMaxBatches: 10,
+};
+/**
+ * GiGPO (Feng et al. 2025) as verl-agent's scripts run it: γ = 0.95 step returns, ω = 1, mean-std
+ * normalisation, token-mean loss, symmetric clip 0.2, a KL loss of 0.01 to the reference.
+ */
+const GIGPO: Partial<AlgorithmConfig> = {
+  advantage: 'gigpo',
+  whitenAdvantages: false,
+  gigpoStepWeight: 1,
+  gigpoGamma: 0.95,
+  gigpoNormalization: 'mean-std',
+  lossAggregation: 'token-mean',
+  klCoef: 0.01,
+};
+
+/**
  * RAGEN's runs as presets (its base config over veRL): one epoch over fresh rollouts in
  * minibatches of 32 trajectories (4 optimiser steps on 8×16 rollouts, 1 after StarPO-S's filter),
  * γ = λ = 1, dual clip 3, entropy bonus 0.001, AdamW with weight decay 0.01 and the critic at 10×
@@ -85,6 +134,20 @@ export const ALGORITHM_PRESETS = {
   'starpo-grpo': { description: 'StarPO with GRPO group normalisation, no critic, k1 KL 0.001 (RAGEN’s GRPO runs)', config: { ...STARPO_BASE, ...GRPO } },
   'starpo-s': { description: 'StarPO-S: std filter top 25%, PPO critic, clip-higher 0.2/0.28, no KL', config: { ...STARPO_BASE, ...STARPO_S } },
   'starpo-s-grpo': { description: 'StarPO-S with GRPO advantages instead of a critic, no KL', config: { ...STARPO_BASE, ...GRPO, ...STARPO_S } },
+  dapo: {
+    description:
+      'DAPO: GRPO advantages, clip-higher 0.2/0.28, token-mean loss, no KL, dynamic sampling (groups whose returns are all equal are dropped and more are sampled). ' +
+      'Follows the released recipe where it differs from the paper: at most 10 rollout batches per step (the paper samples until the batch is full), dual clip 10, no entropy bonus; ' +
+      'when the bound is spent the step trains on the groups it kept (the code stops with an error). Overlong reward shaping is not included.',
+    config: { ...STARPO_BASE, ...DAPO },
+  },
+  gigpo: {
+    description:
+      'GiGPO: GRPO episode advantage plus ω = 1 times a step advantage from anchor groups of identical observations across a group’s rollouts (γ = 0.95 step returns), no critic. ' +
+      'Follows verl-agent’s scripts: mean-std normalisation, token-mean loss, clip 0.2, KL loss 0.01 (k1 here, the code’s k3); ' +
+      'a step whose observation no other step shares gets step advantage 0 (the code gives it its raw return).',
+    config: { ...STARPO_BASE, ...GIGPO },
+  },
 } satisfies Record<string, { description: string; config: AlgorithmConfig }>;
 
 export type AlgorithmId = keyof typeof ALGORITHM_PRESETS;

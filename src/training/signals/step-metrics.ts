@@ -33,6 +33,15 @@ export const METRIC = {
   /** Optimiser steps the update took (minibatches × epochs). */
   optimiserSteps: 'update/optimiser_steps',
   filterKeptRatio: 'filter/kept_ratio',
+  /** GiGPO: share of trained turns whose observation another turn of their group shares (0: GiGPO is GRPO). */
+  gigpoAnchoredTurns: 'gigpo/anchored_turns',
+  /** Dynamic sampling (DAPO): rollout batches drawn beyond the first this step. */
+  dynamicSamplingRounds: 'rollout/dynamic_sampling_rounds',
+  /** Dynamic sampling: groups drawn beyond rollout.groups, and their trajectories. */
+  extraGroups: 'rollout/extra_groups',
+  extraTrajectories: 'rollout/extra_trajectories',
+  /** Dynamic sampling: groups short of rollout.groups once its bound was spent (0 when full). */
+  dynamicSamplingShortfall: 'rollout/dynamic_sampling_shortfall',
   tokensPerSecond: 'perf/tokens_per_s',
   stepMs: 'perf/step_ms',
   rolloutMs: 'perf/rollout_ms',

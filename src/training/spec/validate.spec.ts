@@ -49,6 +49,18 @@ describe('parseJobSpec', () => {
     expect([kl('starpo-ppo'), kl('starpo-grpo'), kl('starpo-s'), kl('starpo-s-grpo')]).toEqual([0, 0.001, 0, 0]);
   });
 
+  it('resolves DAPO and GiGPO, and takes the AEPO knobs as overrides', () => {
+    const config = (algorithm: Record<string, unknown>) => parseJobSpec({ environment: { id: 'frozenlake' }, algorithm }).algorithm.config;
+    expect(config({ id: 'dapo' })).toMatchObject({ advantage: 'grpo', clipLow: 0.2, clipHigh: 0.28, lossAggregation: 'token-mean', klCoef: 0, dynamicSampling: true, dynamicSamplingMaxBatches: 10 });
+    expect(config({ id: 'gigpo' })).toMatchObject({ advantage: 'gigpo', gigpoStepWeight: 1, gigpoGamma: 0.95, gigpoNormalization: 'mean-std', dynamicSampling: false });
+    for (const id of ['starpo-ppo', 'starpo-grpo', 'starpo-s', 'starpo-s-grpo', 'dapo', 'gigpo']) {
+      expect(config({ id })).toMatchObject({ clipMode: 'ppo', entropyAdvantageAlpha: 0 });
+    }
+    expect(config({ id: 'starpo-s-grpo', config: { clipMode: 'aepo', entropyAdvantageAlpha: 0.3 } })).toMatchObject({ clipMode: 'aepo', entropyAdvantageAlpha: 0.3 });
+    const errors = errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'dapo', config: { clipMode: 'hard', dynamicSamplingMaxBatches: 0 } } });
+    expect(Object.keys(errors)).toEqual(expect.arrayContaining(['algorithm.config.clipMode', 'algorithm.config.dynamicSamplingMaxBatches']));
+  });
+
   it('reads a spec stored before version 2 back as it ran then', () => {
     const stored = JSON.parse(readFileSync(join(__dirname, '../../../test/fixtures/v1-frozenlake.spec.json'), 'utf8'));
     const spec = parseStoredJobSpec(stored);
@@ -111,7 +123,7 @@ describe('parseJobSpec', () => {
     expect(errorsOf({ environment: { id: 'chess' }, algorithm: { id: 'starpo-s' } })).toEqual({
       'environment.id': 'must be one of bandit, sokoban, frozenlake, lookup-qa',
     });
-    expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'reinforce' } })['algorithm.id']).toMatch(/^must be one of starpo-ppo, starpo-grpo, starpo-s, starpo-s-grpo/);
+    expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'reinforce' } })['algorithm.id']).toMatch(/^must be one of starpo-ppo, starpo-grpo, starpo-s, starpo-s-grpo, dapo, gigpo/);
     expect(errorsOf({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' }, rollout: { gruops: 2 } })).toEqual({ 'rollout.gruops': 'is not a known field' });
     expect(errorsOf({ algorithm: { id: 'starpo-s' } })).toEqual({ environment: 'is required' });
     expect(errorsOf({ environment: { id: 'constructor' }, algorithm: { id: 'starpo-s' } })).toHaveProperty(['environment.id']);
