@@ -3,25 +3,27 @@ import { useTestBackend } from '../support/tf';
 
 /**
  * Two runs of bench/collapse, trained for real with their fixed seeds and scored with the default
- * detectors: a Bandit run at a high learning rate that first learns the high arm and then
- * collapses, and a healthy StarPO-S run. (About half a minute each on two cores.)
+ * detectors: an abrupt break (vanilla PPO on the Bandit at a learning rate of 0.01, which its
+ * first update already overshoots) and a healthy StarPO-S run.
  *
- * The collapsing run learns the high arm and then its responses stop parsing for good. Its updates
- * are too large from the start (median KL per step above kl_overshoot's limit by step 5), which is
- * what gives the lead this test requires (at least 10 steps); the healthy run's stay well below it.
+ * The abrupt run's success falls below half of what it had within a few steps. No window over
+ * several steps can see that coming in time; the single step's `kl/update` can (kl_spike), and
+ * the warning must come at least one step before the fall.
  */
 describe('collapse warnings on real training runs (bench/collapse suite)', () => {
   beforeAll(useTestBackend);
   const run = (name: string) => SUITE.find((r) => r.name === name)!;
 
-  it('warns at least 10 steps before a collapsing run collapses', async () => {
-    const collapsing = run('bandit-s-lr5e-3');
-    const result = score(collapsing.name, collapsing.expectation, await trainSeries(collapsing));
-    console.log(`${collapsing.name}: collapse at ${result.collapse}, first warning ${JSON.stringify(result.firstWarning)}`);
-    expect(result.collapse).not.toBeNull();
-    expect(result.firstWarning).not.toBeNull();
-    expect(result.lead).toBeGreaterThanOrEqual(10);
-    expect(result.firstWarning!.severity).not.toBe('info');
+  it('warns at least one step before an abrupt break', async () => {
+    const breaking = run('bandit-ppo-lr0.01');
+    const result = score(breaking.name, breaking.expectation, await trainSeries(breaking));
+    const fall = result.collapse ?? result.declined;
+    console.log(`${breaking.name}: fell at ${fall}, first warning ${JSON.stringify(result.firstWarning ?? result.warnings[0])}`);
+    expect(fall).not.toBeNull();
+    expect(fall!).toBeGreaterThanOrEqual(2);
+    const first = result.warnings[0];
+    expect(first.severity).not.toBe('info');
+    expect(first.step).toBeLessThanOrEqual(fall! - 1);
   }, 300_000);
 
   it('raises no warning at all on a healthy run', async () => {
@@ -29,7 +31,6 @@ describe('collapse warnings on real training runs (bench/collapse suite)', () =>
     const result = score(healthy.name, healthy.expectation, await trainSeries(healthy));
     console.log(`${healthy.name}: collapse ${result.collapse}, warnings ${result.warnings.map((w) => `${w.step}:${w.detector}/${w.severity}`).join(' ') || 'none'}`);
     expect(result.collapse).toBeNull();
-    expect(result.warnings.filter((w) => w.severity === 'critical')).toEqual([]);
     expect(result.warnings).toEqual([]); // score() keeps warning and critical ones: none at all
   }, 300_000);
 });
