@@ -15,9 +15,10 @@ import { TrajectoryRecord, trajectoryRecords } from './records';
 import type { ContextBuilder } from './rollout/context';
 import { contextsFor, tokenizerFor } from './episode-io';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
+import { TreeRollout, treeRollout, treeSettings } from './rollout/tree';
 import { trainingSeed, warmupSeed } from './seeds';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
-import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
+import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics, treeMetrics } from './signals/step-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
@@ -207,11 +208,21 @@ export class Trainer {
       for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group, sample });
     }
     const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
-    const trajectories = rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings);
+    const makeEnv = () => this.definition.create(environment.config);
+    let trajectories: Trajectory[];
+    let tree: TreeRollout | null = null;
+    if (algorithm.config.rollout === 'independent') {
+      trajectories = rollout(policy, makeEnv, requests, this.tokenizer, this.contexts, this.settings);
+    } else {
+      const seeds = requests.filter((q) => q.sample === 0).map((q) => q.seed);
+      tree = treeRollout(policy, makeEnv, seeds, this.tokenizer, this.contexts, this.settings, treeSettings(algorithm.config, r.groupSize), this.samplingRng);
+      trajectories = tree.trajectories;
+    }
     const rolloutMs = Date.now() - started;
     const groups = byGroup(trajectories);
     const kept = this.filterGroups(groups);
     const metrics: Metrics = rolloutMetrics(groups, kept, { open: this.tokenizer.id('<think>'), close: this.tokenizer.id('</think>') });
+    if (tree) Object.assign(metrics, treeMetrics(tree.groups, Math.min(r.maxTurns, r.groupSize - 1)));
     const updateStarted = Date.now();
     Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
     const generated = trajectories.reduce((n, t) => n + t.turns.reduce((m, turn) => m + turn.response.tokens.length, 0), 0);

@@ -40,6 +40,17 @@ export const AlgorithmConfigSchema = Type.Object(
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
     worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),
+    // Tree rollouts (docs/training.md, "Tree rollouts"); every knob follows ARPO's and AEPO's rollout code.
+    rollout: Type.Union([Type.Literal('independent'), Type.Literal('arpo'), Type.Literal('aepo')], {
+      description: "independent: groupSize rollouts from each initial state; arpo: branch after feedback by ARPO's ΔH rule; aepo: entropy pre-monitoring sets the global samples, branching damped by consecutive branches",
+    }),
+    branchThreshold: num(0, 1, 'τ of the branch rule (ARPO branches iff clip(u − w·ΔH) ≤ τ, AEPO iff clip((u + w·ΔH)·max(0, 1 − penalty·l)) ≥ τ)'),
+    branchEntropyWeight: num(0, 10, 'w: weight of the entropy change ΔH in the branch rule'),
+    branchPenalty: num(0, 1, "AEPO's consecutive-branch penalty per branching round in a row (0.05 in its code); ARPO has none"),
+    branchInitialShare: num(0, 1, "ARPO: share of groupSize started from the initial state before branching (8 of 16 in its scripts); AEPO sets it by pre-monitoring"),
+    branchesPerDecision: int(1, 8, 'copies one path may spawn after one feedback (beam_size − 1 in the codes; their scripts: 1)'),
+    entropyTokens: int(1, 256, 'positions of a response its entropy is taken over, summed and divided by ln |V| (20 in the codes)'),
+    entropyMonitorBeta: num(0, 10, "β of AEPO's pre-monitoring m = clamp(⌊k·σ(β·(H_root − H̄_tool))⌋ + 1, 1, k) (0.5 in its code)"),
   },
   { additionalProperties: false },
 );
@@ -67,12 +78,34 @@ const STARPO_BASE: AlgorithmConfig = {
   miniBatchSize: 32,
   maxGradNorm: 1,
   worldModelCoef: 0,
+  rollout: 'independent',
+  branchThreshold: 0.5,
+  branchEntropyWeight: 0.2,
+  branchPenalty: 0.05,
+  branchInitialShare: 0.5,
+  branchesPerDecision: 1,
+  entropyTokens: 20,
+  entropyMonitorBeta: 0.5,
 };
 
 /** StarPO-S: variance filter (top 25%), clip-higher 0.2/0.28, no KL (RAGEN §4). */
 const STARPO_S: Partial<AlgorithmConfig> = { filter: 'std-top', filterKeepFraction: 0.25, clipHigh: 0.28, klCoef: 0 };
 /** RAGEN's GRPO runs keep veRL's k1 KL loss at 0.001; its PPO runs have none. */
 const GRPO: Partial<AlgorithmConfig> = { advantage: 'grpo', whitenAdvantages: false, klCoef: 0.001 };
+
+/**
+ * ARPO's released training setup: GRPO advantages, no KL (coefficient 0), no entropy bonus,
+ * clip 0.2/0.2 with dual clip 3, token-mean loss, one epoch in minibatches of 1/8 of the batch
+ * (16 of 128 prompts; 16 of the default 8×16 trajectories here), 16 rollouts per prompt.
+ */
+const ARPO: Partial<AlgorithmConfig> = {
+  ...GRPO,
+  klCoef: 0,
+  entropyCoef: 0,
+  lossAggregation: 'token-mean',
+  miniBatchSize: 16,
+  rollout: 'arpo',
+};
 
 /**
  * RAGEN's runs as presets (its base config over veRL): one epoch over fresh rollouts in
@@ -85,6 +118,16 @@ export const ALGORITHM_PRESETS = {
   'starpo-grpo': { description: 'StarPO with GRPO group normalisation, no critic, k1 KL 0.001 (RAGEN’s GRPO runs)', config: { ...STARPO_BASE, ...GRPO } },
   'starpo-s': { description: 'StarPO-S: std filter top 25%, PPO critic, clip-higher 0.2/0.28, no KL', config: { ...STARPO_BASE, ...STARPO_S } },
   'starpo-s-grpo': { description: 'StarPO-S with GRPO advantages instead of a critic, no KL', config: { ...STARPO_BASE, ...GRPO, ...STARPO_S } },
+  arpo: {
+    description:
+      "ARPO: tree rollouts that branch after feedback, GRPO advantages, no KL, token-mean loss. Following ARPO's code: half of k started from the prompt, branch iff clip(u − 0.2·ΔH, 0, 1) ≤ 0.5 with ΔH the change of a path's segment entropy (first 20 tokens, summed, / ln|V|) since its first segment, one copy per decision, no consecutive-branch penalty. The paper's α + β·ΔH rule branches with the same probability at τ = 0.5",
+    config: { ...STARPO_BASE, ...ARPO },
+  },
+  aepo: {
+    description:
+      "AEPO's tree rollouts with GRPO advantages, no KL, token-mean loss. Following AEPO's code: two discarded probes set m = clamp(⌊k·σ(0.5·(H_root − H̄_tool))⌋ + 1, 1, k) global samples, and a path branches iff clip((u + 0.2·ΔH)·max(0, 1 − 0.05·l), 0, 1) ≥ 0.5, l the prompt's branching rounds in a row. The paper's entropy-aware advantage and clipping-balanced loss are separate settings",
+    config: { ...STARPO_BASE, ...ARPO, rollout: 'aepo' },
+  },
 } satisfies Record<string, { description: string; config: AlgorithmConfig }>;
 
 export type AlgorithmId = keyof typeof ALGORITHM_PRESETS;
