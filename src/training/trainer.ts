@@ -225,7 +225,8 @@ export class Trainer {
     if (tree) Object.assign(metrics, treeMetrics(tree.groups, Math.min(r.maxTurns, r.groupSize - 1)));
     const updateStarted = Date.now();
     Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
-    const generated = trajectories.reduce((n, t) => n + t.turns.reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
+    // A branch's shared prefix was generated once, by the trajectory it was copied from.
+    const generated = trajectories.reduce((n, t) => n + t.turns.slice(t.branchedFrom?.turn ?? 0).reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
     metrics[METRIC.rolloutMs] = rolloutMs;
     metrics[METRIC.updateMs] = Date.now() - updateStarted;
     metrics[METRIC.stepMs] = Date.now() - started;
