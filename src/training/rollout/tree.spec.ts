@@ -99,6 +99,26 @@ describe('treeRollout', () => {
     ]);
   });
 
+  it('branches on slippery FrozenLake slip on their own: the same action from the same state can land elsewhere', () => {
+    const lakeTokenizer = new Tokenizer(new FrozenLakeEnv().vocabulary, ['Left', 'Right', 'Up', 'Down'], NUMBER_HISTORY_TOKENS);
+    const lakeContexts = new ContextBuilder(lakeTokenizer, 400, 5);
+    const policy = new ScriptedPolicy(lakeTokenizer, '<answer> Down </answer>', [0.3, 1.3, 0.5, 0.5, 0.5]);
+    const seeds = Array.from({ length: 20 }, (_, i) => i);
+    const { trajectories } = treeRollout(policy, () => new FrozenLakeEnv({ size: 6 }), seeds, lakeTokenizer, lakeContexts, { ...settings, maxTurns: 4 }, { ...base, groupSize: 6 }, new Rng(9));
+    let compared = 0;
+    let differed = 0;
+    for (const t of trajectories.filter((x) => x.branchedFrom)) {
+      const parent = trajectories.find((x) => x.group === t.group && x.sample === t.branchedFrom!.sample)!;
+      const next = t.branchedFrom!.turn + 1;
+      if (t.turns.length <= next || parent.turns.length <= next) continue;
+      compared++;
+      if (t.turns[next].observation !== parent.turns[next].observation) differed++;
+    }
+    // Replaying the parent's slips would give the parent's lake every time; a third of moves go as meant.
+    expect(compared).toBeGreaterThan(10);
+    expect(differed).toBeGreaterThan(compared / 4);
+  });
+
   it.each(['arpo', 'aepo'] as const)('%s: exactly k trajectories per group on slippery FrozenLake, whatever the draws', (rule) => {
     const lakeTokenizer = new Tokenizer(new FrozenLakeEnv().vocabulary, ['Left', 'Right', 'Up', 'Down'], NUMBER_HISTORY_TOKENS);
     const lakeContexts = new ContextBuilder(lakeTokenizer, 400, 5);
@@ -115,6 +135,12 @@ describe('treeRollout', () => {
       const { trajectories, groups } = treeRollout(policy, () => new FrozenLakeEnv(), [3, 4, 5], lakeTokenizer, lakeContexts, { ...settings, maxTurns: 5 }, { ...base, rule, groupSize: k }, rng);
       for (let g = 0; g < 3; g++) expect(trajectories.filter((t) => t.group === g).map((t) => t.sample)).toEqual([...Array(k).keys()]);
       groups.forEach((stats) => expect(stats.globalSamples + stats.branches).toBeLessThanOrEqual(k));
+      // A branch's first own turn sees the lake its parent saw right after the shared prefix.
+      for (const t of trajectories.filter((x) => x.branchedFrom)) {
+        const parent = trajectories.find((x) => x.group === t.group && x.sample === t.branchedFrom!.sample)!;
+        expect(t.turns.slice(0, t.branchedFrom!.turn)).toEqual(parent.turns.slice(0, t.branchedFrom!.turn));
+        if (parent.turns.length > t.branchedFrom!.turn) expect(t.turns[t.branchedFrom!.turn].observation).toBe(parent.turns[t.branchedFrom!.turn].observation);
+      }
       if (rule === 'aepo') groups.forEach((stats) => expect(stats.globalSamples).toBe(globalSampleCount(k, stats.rootEntropy!, stats.toolEntropy!)));
     }
   });
