@@ -2,7 +2,9 @@
  * Command-line runner: trains one job spec in this process, without the service.
  *
  *   npm run train -- --spec job.json [--metrics-out metrics.jsonl] [--checkpoint-out final.ckpt]
- *                    [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu]
+ *                    [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu] [--algorithm <preset id>]
+ *
+ * `--algorithm` replaces the spec's `algorithm.id` (its `algorithm.config` overrides still apply).
  *
  * Writes one JSON line per step, {"step": n, "metrics": {canonical name: value}}, and one per step
  * with collapse warnings, {"step": n, "warnings": [...]}, shown on the terminal as they fire.
@@ -10,6 +12,7 @@
  */
 import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
+import { ALGORITHM_IDS } from '../training/algorithms/presets';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
 import { evalSuccessOf } from '../training/signals/step-metrics';
@@ -17,19 +20,25 @@ import { parseJobSpec } from '../training/spec/validate';
 import { Trainer } from '../training/trainer';
 import { ProgressBar } from './progress';
 
-const USAGE = 'usage: npm run train -- --spec <job.json> [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>]';
+const USAGE =
+  'usage: npm run train -- --spec <job.json> [--metrics-out <file.jsonl>] [--checkpoint-out <file>] [--backend <name>] [--algorithm <id>]\n' +
+  `  --algorithm replaces the spec's algorithm.id: ${ALGORITHM_IDS.join(', ')}`;
 
 function fail(message: string, code = 2): never {
   process.stderr.write(`${message}\n`);
   process.exit(code);
 }
 
-function readSpec(path: string) {
+function readSpec(path: string, algorithm?: string) {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
   } catch (error) {
     fail(`cannot read job spec ${path}: ${(error as Error).message}`);
+  }
+  if (algorithm !== undefined && raw !== null && typeof raw === 'object') {
+    const spec = raw as { algorithm?: { id?: string } };
+    raw = { ...spec, algorithm: { ...spec.algorithm, id: algorithm } };
   }
   try {
     return parseJobSpec(raw);
@@ -50,6 +59,7 @@ async function main(): Promise<void> {
         'metrics-out': { type: 'string' },
         'checkpoint-out': { type: 'string' },
         backend: { type: 'string', default: 'auto' },
+        algorithm: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
       strict: true,
@@ -63,7 +73,7 @@ async function main(): Promise<void> {
   if (backend !== 'auto' && !(BACKEND_PREFERENCE as readonly string[]).includes(backend)) {
     fail(`--backend must be one of auto, ${BACKEND_PREFERENCE.join(', ')}`);
   }
-  const spec = readSpec(args.spec);
+  const spec = readSpec(args.spec, args.algorithm);
   const progress = new ProgressBar(spec.training.steps);
   const trainer = await Trainer.create(spec, { backend }, (m) => progress.message(m));
   progress.message(
