@@ -131,8 +131,9 @@ export function actionSequence(trajectory: Trajectory): string {
 
 /**
  * Tree-rollout signals of one step, per prompt: branches, global samples, entropy after feedback,
- * and `rollout/consecutive_branches_<l>` for l = 1..`longestRun` (runs of exactly l branching
- * rounds in a row; every series is present each step, zero when no such run occurred).
+ * and `rollout/consecutive_branches_<l>` for l = 1..`longestRun`: runs of exactly l branching
+ * rounds in a row, the last series counting runs of `longestRun` or more. Every series is present
+ * each step (zero when no such run occurred), so each is a continuous curve.
  */
 export function treeMetrics(groups: readonly TreeGroupStats[], longestRun: number): Metrics {
   const afterFeedback = groups.flatMap((g) => g.afterFeedbackEntropies);
@@ -142,7 +143,8 @@ export function treeMetrics(groups: readonly TreeGroupStats[], longestRun: numbe
     [METRIC.entropyAfterFeedback]: afterFeedback.length > 0 ? mean(afterFeedback) : 0,
   };
   for (let l = 1; l <= longestRun; l++) {
-    metrics[`${METRIC.consecutiveBranchesPrefix}${l}`] = mean(groups.map((g) => g.branchRuns.filter((run) => run === l).length));
+    const counted = (run: number) => run === l || (l === longestRun && run > l);
+    metrics[`${METRIC.consecutiveBranchesPrefix}${l}`] = mean(groups.map((g) => g.branchRuns.filter(counted).length));
   }
   return metrics;
 }
