@@ -21,7 +21,7 @@ describe('soft shared prefixes', () => {
   const tokenizer = new Tokenizer(['P', '_'], ['Left', 'Right'], NUMBER_HISTORY_TOKENS);
   const contexts = new ContextBuilder(tokenizer, 200, 5);
   const settings = { maxTurns: 3, maxActionsPerTurn: 1, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 16, think: false, formatPenalty: -0.1 };
-  const tree = { rule: 'arpo' as const, groupSize: 4, initialShare: 0.5, threshold: 0.5, entropyWeight: 0.2, penalty: 0.05, entropyTokens: 20, branchesPerDecision: 1, monitorBeta: 0.5 };
+  const tree = { rule: 'arpo' as const, groupSize: 4, initialShare: 0.5, threshold: 0.5, entropyWeight: 0.2, penalty: 0.05, entropyTokens: 20, branchesPerDecision: 1, preMonitoring: true, monitorBeta: 0.5 };
 
   /**
    * Responses in order: round 1 s0 (0), s1 (1); round 2 s0 (2), s1 (3), s2 (4); round 3 s0 (5),

@@ -47,9 +47,12 @@ export const AlgorithmConfigSchema = Type.Object(
     branchThreshold: num(0, 1, 'τ of the branch rule (ARPO branches iff clip(u − w·ΔH) ≤ τ, AEPO iff clip((u + w·ΔH)·max(0, 1 − penalty·l)) ≥ τ)'),
     branchEntropyWeight: num(0, 10, 'w: weight of the entropy change ΔH in the branch rule'),
     branchPenalty: num(0, 1, "AEPO's consecutive-branch penalty per branching round in a row (0.05 in its code); ARPO has none"),
-    branchInitialShare: num(0, 1, "ARPO: share of groupSize started from the initial state before branching (8 of 16 in its scripts); AEPO sets it by pre-monitoring"),
+    branchInitialShare: num(0, 1, 'share of groupSize started from the initial state before branching (ARPO: 8 of 16 in its scripts; AEPO without pre-monitoring: 6 of 12)'),
     branchesPerDecision: int(1, 8, 'copies one path may spawn after one feedback (beam_size − 1 in the codes; their scripts: 1)'),
     entropyTokens: int(1, 256, 'positions of a response its entropy is taken over, summed and divided by ln |V| (20 in the codes)'),
+    entropyPreMonitoring: Type.Boolean({
+      description: "AEPO: set the global samples m by entropy pre-monitoring (two discarded probes); false starts branchInitialShare of groupSize from the prompt, as AEPO's released scripts do (ENABLE_DYNAMIC_ROLLOUTS=False)",
+    }),
     entropyMonitorBeta: num(0, 10, "β of AEPO's pre-monitoring m = clamp(⌊k·σ(β·(H_root − H̄_tool))⌋ + 1, 1, k) (0.5 in its code)"),
   },
   { additionalProperties: false },
@@ -85,6 +88,7 @@ const STARPO_BASE: AlgorithmConfig = {
   branchInitialShare: 0.5,
   branchesPerDecision: 1,
   entropyTokens: 20,
+  entropyPreMonitoring: true,
   entropyMonitorBeta: 0.5,
 };
 
@@ -125,7 +129,7 @@ export const ALGORITHM_PRESETS = {
   },
   aepo: {
     description:
-      "AEPO's tree rollouts with GRPO advantages, no KL, token-mean loss. Following AEPO's code: two discarded probes set m = clamp(⌊k·σ(0.5·(H_root − H̄_tool))⌋ + 1, 1, k) global samples, and a path branches iff clip((u + 0.2·ΔH)·max(0, 1 − 0.05·l), 0, 1) ≥ 0.5, l the prompt's branching rounds in a row. The paper's entropy-aware advantage and clipping-balanced loss are separate settings",
+      "AEPO's tree rollouts with GRPO advantages, no KL, token-mean loss. Following AEPO's code: two discarded probes set m = clamp(⌊k·σ(0.5·(H_root − H̄_tool))⌋ + 1, 1, k) global samples, and a path branches iff clip((u + 0.2·ΔH)·max(0, 1 − 0.05·l), 0, 1) ≥ 0.5, l the prompt's branching rounds in a row. Pre-monitoring is on, as the paper describes; AEPO's released script turns it off (entropyPreMonitoring: false restores that). The paper's entropy-aware advantage and clipping-balanced loss are separate settings",
     config: { ...STARPO_BASE, ...ARPO, rollout: 'aepo' },
   },
 } satisfies Record<string, { description: string; config: AlgorithmConfig }>;

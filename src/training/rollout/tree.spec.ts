@@ -11,7 +11,7 @@ describe('treeRollout', () => {
   const tokenizer = new Tokenizer(['P', '_'], ['Left', 'Right', 'Up', 'Down'], NUMBER_HISTORY_TOKENS);
   const contexts = new ContextBuilder(tokenizer, 200, 5);
   const settings: RolloutSettings = { maxTurns: 3, maxActionsPerTurn: 1, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 16, think: false, formatPenalty: -0.1 };
-  const base: TreeSettings = { rule: 'arpo', groupSize: 4, initialShare: 0.5, threshold: 0.5, entropyWeight: 0.2, penalty: 0.05, entropyTokens: 20, branchesPerDecision: 1, monitorBeta: 0.5 };
+  const base: TreeSettings = { rule: 'arpo', groupSize: 4, initialShare: 0.5, threshold: 0.5, entropyWeight: 0.2, penalty: 0.05, entropyTokens: 20, branchesPerDecision: 1, preMonitoring: true, monitorBeta: 0.5 };
   // Segment entropies of turns 1, 2, 3: ΔH = 1.3 − 0.3 = 1 for a path at its second turn.
   const entropies = [0.3, 1.3, 0.5];
 
@@ -76,6 +76,16 @@ describe('treeRollout', () => {
     expect(groups[0]).toMatchObject({ globalSamples: m, branches: 2, branchRuns: [2] });
     expect(groups[0].rootEntropy).toBeCloseTo(0.3, 10);
     expect(groups[0].toolEntropy).toBeCloseTo((0.3 + 1.3 + 0.5) / 3, 10);
+  });
+
+  it('AEPO without pre-monitoring (its released scripts) starts round(share·k) from the prompt and probes nothing', () => {
+    const policy = new ScriptedPolicy(tokenizer, '<answer> Right </answer>', entropies);
+    // m = 2; round 1: s0 u = 0.1 no, s1 u = 0.9 → branch; round 2 (l = 1): s0 u = 0.9 → (0.9 + 0.2)·0.95 ≥ 0.5 → branch.
+    const draws = new ScriptedDraws([0.1, 0.9, 0.9]);
+    const { groups } = treeRollout(policy, () => new Corridor(), [7], tokenizer, contexts, settings, { ...base, rule: 'aepo', preMonitoring: false }, draws);
+    expect(policy.batches).toEqual([2, 3, 4]);
+    expect(groups[0]).toEqual(expect.objectContaining({ globalSamples: 2, branches: 2, branchRuns: [2] }));
+    expect(groups[0].rootEntropy).toBeUndefined();
   });
 
   it('adds a fresh global sample per round when a group has no running path, so k are always reached', () => {

@@ -11,7 +11,7 @@ export interface TreeSettings {
   rule: BranchRule;
   /** k: trajectories per prompt, exactly. */
   groupSize: number;
-  /** ARPO: the share of k started from the prompt (its scripts: 8 of 16). AEPO computes it instead. */
+  /** The share of k started from the prompt without pre-monitoring (ARPO's scripts: 8 of 16). */
   initialShare: number;
   /** τ, w and AEPO's penalty per consecutive branching round. */
   threshold: number;
@@ -21,6 +21,8 @@ export interface TreeSettings {
   entropyTokens: number;
   /** Copies one path may spawn at one decision point (the codes' beam_size − 1). */
   branchesPerDecision: number;
+  /** AEPO: m from the two probes; otherwise (and for ARPO) m = round(initialShare·k). */
+  preMonitoring: boolean;
   /** β of AEPO's pre-monitoring sigmoid. */
   monitorBeta: number;
 }
@@ -37,6 +39,7 @@ export function treeSettings(config: AlgorithmConfig, groupSize: number): TreeSe
     penalty: config.branchPenalty,
     entropyTokens: config.entropyTokens,
     branchesPerDecision: config.branchesPerDecision,
+    preMonitoring: config.entropyPreMonitoring,
     monitorBeta: config.entropyMonitorBeta,
   };
 }
@@ -86,7 +89,7 @@ interface GroupTree {
  * Each branch carries the whole prefix ("soft" shared prefixes: the prefix trains once per
  * descendant, as in ARPO's code).
  *
- * AEPO first probes each prompt twice, and discards both: one response to the first observation
+ * AEPO (with pre-monitoring) first probes each prompt twice, and discards both: one response to the first observation
  * (H_root) and one whole episode (H̄_tool, the mean of its segment entropies), which set m.
  */
 export function treeRollout(
@@ -104,7 +107,7 @@ export function treeRollout(
     const turns = episode.trajectory.turns;
     return segmentEntropy(turns[turns.length - 1].response.entropies, tokenizer.size, tree.entropyTokens);
   };
-  const probes = tree.rule === 'aepo' ? probeEntropies(policy, makeEnv, seeds, tokenizer, contexts, settings, tree, entropyOf) : null;
+  const probes = tree.rule === 'aepo' && tree.preMonitoring ? probeEntropies(policy, makeEnv, seeds, tokenizer, contexts, settings, tree, entropyOf) : null;
   const groups: GroupTree[] = seeds.map((seed, group) => {
     const globalSamples = probes
       ? globalSampleCount(k, probes[group].root, probes[group].tool, tree.monitorBeta)
