@@ -89,8 +89,9 @@ interface GroupTree {
  * Each branch carries the whole prefix ("soft" shared prefixes: the prefix trains once per
  * descendant, as in ARPO's code).
  *
- * AEPO (with pre-monitoring) first probes each prompt twice, and discards both: one response to the first observation
- * (H_root) and one whole episode (H̄_tool, the mean of its segment entropies), which set m.
+ * AEPO with pre-monitoring first probes each prompt twice, and discards both: one response to the
+ * first observation (H_root) and one whole episode (H̄_tool, the mean of its segment entropies),
+ * which set m.
  */
 export function treeRollout(
   policy: ResponsePolicy,
