@@ -2,7 +2,7 @@
  * bench/api: read throughput and latency of the API under load on loopback (autocannon), and
  * the worker's cost of persisting one training step.
  *
- *   npm run bench:api -- [--connections 16] [--seconds 8] [--runs 3]
+ *   npm run bench:api -- [--connections 16] [--seconds 8] [--runs 3] [--steps 200]
  *
  * Starts its own database, an API process and a worker process, trains a 200-step job, then
  * loads GET /v1/jobs/{id} of that finished job and of a queued one (a GPU job: no GPU worker
@@ -35,7 +35,7 @@ async function bareServer(): Promise<{ url: string; stop: () => void }> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { connections: { type: 'string', default: '16' }, seconds: { type: 'string', default: '8' }, runs: { type: 'string', default: '3' } } });
+  const { values } = parseArgs({ options: { connections: { type: 'string', default: '16' }, seconds: { type: 'string', default: '8' }, runs: { type: 'string', default: '3' }, steps: { type: 'string', default: '200' } } });
   // The limiter stays on (its Redis round trip is part of every request) but high enough that
   // the load generator measures serving, not 429s.
   const service = await startService({ STARLAB_RATE_LIMIT_PER_MINUTE: '1000000' });
@@ -46,7 +46,7 @@ async function main(): Promise<void> {
       algorithm: { id: 'starpo-s' },
       model: { config: { dModel: 32, contextLength: 48 } },
       rollout: { groups: 8, groupSize: 8, maxTokensPerTurn: 16 },
-      training: { steps: 200, evalEvery: 50, evalEpisodes: 64, checkpointEvery: 50, warmup: { steps: 60 } },
+      training: { steps: Number(values.steps), evalEvery: 50, evalEpisodes: 64, checkpointEvery: 50, warmup: { steps: 60 } },
     };
     const job = await api<{ id: string }>('/v1/jobs', { method: 'POST', body: JSON.stringify(spec) });
     const queued = await api<{ id: string; status: string }>('/v1/jobs', { method: 'POST', body: JSON.stringify({ ...spec, name: 'waits-for-a-gpu', device: 'gpu' }) });
@@ -66,7 +66,7 @@ async function main(): Promise<void> {
       ['GET /health (reference)', `${base}/health`, false],
       ['GET /v1/jobs/{id} (finished)', `${base}/v1/jobs/${job.id}`, true],
       ['GET /v1/jobs/{id} (queued)', `${base}/v1/jobs/${queued.id}`, true],
-      ['GET /v1/jobs/{id}/metrics (200 steps)', `${base}/v1/jobs/${job.id}/metrics`, true],
+      [`GET /v1/jobs/{id}/metrics (${values.steps} steps)`, `${base}/v1/jobs/${job.id}/metrics`, true],
     ];
     let reference = 0;
     try {
@@ -90,7 +90,7 @@ async function main(): Promise<void> {
     const prisma = new PrismaService(service.database.url);
     await prisma.$connect();
     const results = new ResultsRepository(prisma);
-    const sample = metrics.data[100].metrics;
+    const sample = metrics.data[Math.floor(metrics.data.length / 2)].metrics;
     const trajectories: TrajectoryRecord[] = Array.from({ length: 64 }, (_, i) => ({
       group: Math.floor(i / 8), sample: i % 8, envSeed: 1000 + i, return: 0.1, success: i % 2 === 0, turns: 1, actions: 1,
       formatErrors: 0, tokens: 9, meanEntropy: 0.5, ...(i % 8 === 0 ? { text: '--- turn 1 ---\nArms : dragon phoenix\n> <think> t1 </think> <answer> dragon </answer>\nreward 1' } : {}),
