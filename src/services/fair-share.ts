@@ -45,52 +45,74 @@ export interface Placement {
 const OPTIONS: Record<PendingJob['device'], Device[]> = { gpu: ['gpu'], cpu: ['cpu'], any: ['gpu', 'cpu'] };
 
 export function planAdmission(pending: readonly PendingJob[], users: readonly UserShare[], capacity: Capacity): Placement[] {
-  const share = new Map(users.map((u) => [u.userId, { ...u }]));
   const free: Record<Device, number> = { gpu: capacity.slots.gpu - capacity.busy.gpu, cpu: capacity.slots.cpu - capacity.busy.cpu };
-  const queues = new Map<string, { jobs: PendingJob[]; next: number }>();
-  for (const job of [...pending].sort((a, b) => b.priority - a.priority || a.createdAt.getTime() - b.createdAt.getTime() || byCodePoint(a.id, b.id))) {
-    const queue = queues.get(job.ownerId) ?? { jobs: [], next: 0 };
-    queue.jobs.push(job);
-    queues.set(job.ownerId, queue);
-    if (!share.has(job.ownerId)) share.set(job.ownerId, { userId: job.ownerId, active: 0, maxRunning: Infinity, decayedUsage: 0 });
+  // One entry per user with waiting jobs: their share (copied: it grows as jobs are placed) and their jobs in order.
+  const given = new Map(users.map((u) => [u.userId, u]));
+  const turns = new Map<string, Turn>();
+  const sorted = pending.map((job) => ({ job, at: job.createdAt.getTime() }));
+  sorted.sort((a, b) => b.job.priority - a.job.priority || a.at - b.at || byCodePoint(a.job.id, b.job.id));
+  for (const { job, at } of sorted) {
+    let turn = turns.get(job.ownerId);
+    if (!turn) {
+      const user = given.get(job.ownerId);
+      turn = { ownerId: job.ownerId, active: user?.active ?? 0, maxRunning: user?.maxRunning ?? Infinity, usage: user?.decayedUsage ?? 0, jobs: [], times: [], next: 0 };
+      turns.set(job.ownerId, turn);
+    }
+    turn.jobs.push(job);
+    turn.times.push(at);
   }
   // Whose turn it is: fewest active, least usage, oldest next job. Only the chosen user's key
   // changes in a round, so a heap of users keeps each round at O(log users), not a sort.
-  const before = (a: string, b: string) => {
-    const ua = share.get(a)!;
-    const ub = share.get(b)!;
-    const qa = queues.get(a)!;
-    const qb = queues.get(b)!;
-    return ua.active - ub.active || ua.decayedUsage - ub.decayedUsage || qa.jobs[qa.next].createdAt.getTime() - qb.jobs[qb.next].createdAt.getTime() || byCodePoint(a, b);
-  };
-  const turns = new Heap<string>((a, b) => before(a, b) < 0);
-  for (const ownerId of queues.keys()) turns.push(ownerId);
+  const heap = new Heap<Turn>((a, b) => (a.active - b.active || a.usage - b.usage || a.times[a.next] - b.times[b.next] || byCodePoint(a.ownerId, b.ownerId)) < 0);
+  for (const turn of turns.values()) heap.push(turn);
+  const reasons = new Map<string, string>();
   const placements: Placement[] = [];
   const overQuota: Placement[] = [];
-  for (let ownerId = turns.pop(); ownerId !== undefined; ownerId = turns.pop()) {
-    const user = share.get(ownerId)!;
-    const queue = queues.get(ownerId)!;
-    const job = queue.jobs[queue.next++];
-    if (user.active >= user.maxRunning) {
-      overQuota.push({ jobId: job.id, ownerId, position: 0, admit: null, reason: `the owner runs ${user.active} job(s), their quota is ${user.maxRunning}` });
+  for (let turn = heap.pop(); turn !== undefined; turn = heap.pop()) {
+    const job = turn.jobs[turn.next++];
+    if (turn.active >= turn.maxRunning) {
+      overQuota.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: null, reason: `the owner runs ${turn.active} job(s), their quota is ${turn.maxRunning}` });
     } else {
       const options = OPTIONS[job.device];
       const online = options.filter((d) => capacity.slots[d] > 0);
       const open = online.find((d) => free[d] > 0) ?? null;
       // Counted as active either way: a job waiting for a slot is ahead of this user's next one.
-      user.active++;
+      turn.active++;
       if (open) free[open]--;
-      const kind = job.device === 'any' ? 'worker' : `${job.device} worker`;
-      const reason = open
-        ? `admitted to a ${open} worker`
-        : online.length === 0
-          ? `no ${kind} is online`
-          : `all ${online.map((d) => `${capacity.slots[d]} ${d}`).join(' and ')} slot(s) are busy`;
-      placements.push({ jobId: job.id, ownerId, position: 0, admit: open, reason });
+      placements.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: open, reason: reasonFor(reasons, job.device, open, online, capacity) });
     }
-    if (queue.next < queue.jobs.length) turns.push(ownerId);
+    if (turn.next < turn.jobs.length) heap.push(turn);
   }
-  return [...placements, ...overQuota].map((p, i) => ({ ...p, position: i + 1 }));
+  const plan = placements.concat(overQuota);
+  for (let i = 0; i < plan.length; i++) plan[i].position = i + 1;
+  return plan;
+}
+
+interface Turn {
+  ownerId: string;
+  active: number;
+  maxRunning: number;
+  usage: number;
+  /** The user's waiting jobs in their order (priority, then age), their creation times, and the next to place. */
+  jobs: PendingJob[];
+  times: number[];
+  next: number;
+}
+
+/** Why a job is admitted or waits; the same few sentences over and over, so built once each. */
+function reasonFor(reasons: Map<string, string>, device: PendingJob['device'], open: Device | null, online: Device[], capacity: Capacity): string {
+  const key = `${device}:${open}:${online.join()}`;
+  let reason = reasons.get(key);
+  if (reason === undefined) {
+    const kind = device === 'any' ? 'worker' : `${device} worker`;
+    reason = open
+      ? `admitted to a ${open} worker`
+      : online.length === 0
+        ? `no ${kind} is online`
+        : `all ${online.map((d) => `${capacity.slots[d]} ${d}`).join(' and ')} slot(s) are busy`;
+    reasons.set(key, reason);
+  }
+  return reason;
 }
 
 /** Ties between ids (uuids) broken by code point: the same order as localeCompare for them, without its cost (ICU collation, microseconds a call). */
