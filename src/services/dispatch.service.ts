@@ -110,10 +110,13 @@ export class DispatchService implements OnModuleDestroy {
     if (plan && Date.now() - plan.readAt <= maxAgeMs) return plan;
     if (!this.reading) {
       const generation = this.generation;
-      this.reading = this.scheduling
+      const reading = this.scheduling
         .state(this.window())
         .then((rows) => this.keep(this.planOf(rows), generation))
-        .finally(() => (this.reading = null));
+        .finally(() => {
+          if (this.reading === reading) this.reading = null;
+        });
+      this.reading = reading;
     }
     return this.reading;
   }
