@@ -8,6 +8,9 @@ import { PendingJob, Placement, planAdmission, SchedulingSnapshot, schedulingSna
 
 const BATCH = 50;
 
+/** A dispatched queued job older than this is checked for a lost carrier (Redis restarted). */
+const RECONCILE_AFTER_MS = 10_000;
+
 /** The scheduler's plan as read at `readAt`: its rows, what they reduce to, and every waiting job's placement. */
 export interface Plan {
   rows: SchedulingRows;
@@ -16,8 +19,6 @@ export interface Plan {
   byJob: Map<string, Placement>;
   readAt: number;
 }
-/** A dispatched queued job older than this is checked for a lost carrier (Redis restarted). */
-const RECONCILE_AFTER_MS = 10_000;
 
 /**
  * The scheduler (an outbox over Postgres, docs/scheduling.md): jobs are stored first; each pass
