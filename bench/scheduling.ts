@@ -11,6 +11,13 @@
  * 3. Fair share under a skewed load: a discrete-event simulation driven by the production
  *    planner (fair-share.ts) over 8 slots and three users who submit 60, 20 and 5 jobs: each
  *    user's share of slot-time while all of them have work waiting, against an equal share.
+ * 4. Cost as the lab grows: one user with 20 queued jobs, then 10, 25, 50 and 100 more users
+ *    with 50 queued jobs each (up to 5,020 jobs of 101 users; no worker, so all of them wait);
+ *    at each size the median time, sequentially, of that user's submission, a GET of one of
+ *    their queued jobs and a GET /v1/queue (first page), against the smallest size. The API
+ *    runs in the bench's process (requests are sequential, so they do not compete with it).
+ *
+ *   npm run bench:scheduling -- --parts growth      (any of fairness,admission,latency,growth)
  */
 import { parseArgs } from 'node:util';
 import { DispatchService } from '../src/services/dispatch.service';
@@ -111,11 +118,60 @@ function fairness(): void {
   console.log(`   while all three had jobs waiting (first ${(contendedUntil / 3600).toFixed(1)} h): ${Object.entries(slotTime).map(([u, t]) => `${u} ${((100 * t) / total).toFixed(1)}%`).join(', ')} of slot-time (equal share 33.3%)`);
 }
 
+async function growth(samples: number): Promise<void> {
+  // The dispatcher's default interval, so its passes over the whole queue load the API as they would.
+  const stack = await new TestStack({ apiEnv: { STARLAB_DISPATCH_INTERVAL_MS: '1000' } }).start();
+  try {
+    const { body: first } = await stack.request('POST', '/v1/users', { body: { name: 'measured' } });
+    const key = first.apiKey.key as string;
+    await stack.prisma.user.update({ where: { id: first.user.id }, data: { maxQueuedJobs: 10_000 } });
+    const spec = (await stack.request('POST', '/v1/jobs', { key, body: tinyJob({ name: 'template' }) })).body.spec;
+    const seed = (ownerId: string, count: number, name: string) =>
+      stack.prisma.job.createMany({ data: Array.from({ length: count }, (_, i) => ({ ownerId, name: `${name}-${i}`, spec, status: 'queued' as const, priority: 0, labels: {}, totalSteps: 1 })) });
+    await seed(first.user.id, 19, 'own');
+    const timed = async (run: () => Promise<{ status: number }>, expected: number) => {
+      const started = process.hrtime.bigint();
+      const { status } = await run();
+      if (status !== expected) throw new Error(`expected ${expected}, got ${status}`);
+      return Number(process.hrtime.bigint() - started) / 1e6;
+    };
+    const target = (await stack.request('GET', '/v1/jobs?status=queued&limit=1', { key })).body.data[0].id as string;
+    console.log(`4. cost as the lab grows (median of ${samples} sequential requests each; the measured user has 20+ queued jobs)`);
+    console.log('   queued jobs  users   submission ms   GET job ms   GET /v1/queue ms   (× the smallest size)');
+    let others = 0;
+    let base: number[] | null = null;
+    for (const users of [0, 10, 25, 50, 100]) {
+      for (; others < users; others++) {
+        const { body } = await stack.request('POST', '/v1/users', { body: { name: `user-${others}` } });
+        await seed(body.user.id, 50, `u${others}`);
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1500)); // a dispatcher pass has seen the new jobs
+      const submit: number[] = [];
+      const get: number[] = [];
+      const queue: number[] = [];
+      // One endpoint at a time, each request after the previous answer (the dispatcher's passes go on meanwhile).
+      for (let i = 0; i < samples; i++) submit.push(await timed(() => stack.request('POST', '/v1/jobs', { key, body: tinyJob({ name: `grow-${users}-${i}` }) }), 201));
+      for (let i = 0; i < samples; i++) get.push(await timed(() => stack.request('GET', `/v1/jobs/${target}`, { key }), 200));
+      for (let i = 0; i < samples; i++) queue.push(await timed(() => stack.request('GET', '/v1/queue', { key }), 200));
+      const medians = [submit, get, queue].map((xs) => quantile(xs, 0.5));
+      base ??= medians;
+      const queued = await stack.prisma.job.count({ where: { status: 'queued' } });
+      console.log(
+        `   ${String(queued).padStart(11)} ${String(users + 1).padStart(6)}   ${medians.map((m, i) => `${m.toFixed(1).padStart(8)} (${(m / base![i]).toFixed(1)}×)`).join('  ')}`,
+      );
+    }
+  } finally {
+    await stack.stop();
+  }
+}
+
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { jobs: { type: 'string', default: '40' }, admit: { type: 'string', default: '1000' } } });
-  fairness();
-  await admission(Number(values.admit));
-  await latency(Number(values.jobs));
+  const { values } = parseArgs({ options: { jobs: { type: 'string', default: '40' }, admit: { type: 'string', default: '1000' }, parts: { type: 'string', default: 'fairness,admission,latency,growth' }, samples: { type: 'string', default: '15' } } });
+  const parts = new Set(values.parts.split(','));
+  if (parts.has('fairness')) fairness();
+  if (parts.has('admission')) await admission(Number(values.admit));
+  if (parts.has('latency')) await latency(Number(values.jobs));
+  if (parts.has('growth')) await growth(Number(values.samples));
 }
 
 if (require.main === module) {

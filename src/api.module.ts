@@ -24,6 +24,7 @@ import { EvaluationService } from './services/evaluation.service';
 import { HealthService } from './services/health.service';
 import { JobService } from './services/job.service';
 import { LabService } from './services/lab.service';
+import { PrincipalCache } from './services/principal-cache';
 import { RateLimitService } from './services/rate-limit.service';
 import { RateLimitRepository } from './repositories/rate-limit.repository';
 import { ResultsService } from './services/results.service';
@@ -50,6 +51,7 @@ import { WebhookService } from './services/webhook.service';
     HealthService,
     JobService,
     LabService,
+    PrincipalCache,
     RateLimitService,
     RateLimitRepository,
     ResultsService,

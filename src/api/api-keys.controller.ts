@@ -33,7 +33,7 @@ export class ApiKeysController {
 
   @Delete(':id')
   @HttpCode(204)
-  @Operation({ id: 'revokeApiKey', summary: 'Revoke an API key (your own; admins: any); it is refused at once', status: 204 })
+  @Operation({ id: 'revokeApiKey', summary: 'Revoke an API key (your own; admins: any); refused at once by this API replica, by the others within STARLAB_PRINCIPAL_CACHE_MS (5 s)', status: 204 })
   @ApiKeyIdParam()
   @NotVisibleResponse('API key')
   revokeApiKey(@Caller() caller: Principal, @Param('id') id: string) {

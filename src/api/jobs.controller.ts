@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, Header, Headers, HttpCode, Param, Post, Query, Req, Res } from '@nestjs/common';
 import { ApiHeader, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import type { Principal } from '../services/auth.service';
@@ -94,8 +94,9 @@ export class JobsController {
   @JobIdParam()
   @QueryParams(MetricsQuerySchema)
   @NotFoundResponse()
+  @Header('Content-Type', 'application/json; charset=utf-8')
   getJobMetrics(@Caller() caller: Principal, @Param('id') id: string, @Query() query: unknown) {
-    return this.results.metrics(caller, id, parseInput(MetricsQuerySchema, query, 'query'));
+    return this.results.metricsJson(caller, id, parseInput(MetricsQuerySchema, query, 'query'));
   }
 
   @Get(':id/events')

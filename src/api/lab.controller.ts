@@ -4,7 +4,7 @@ import type { Principal } from '../services/auth.service';
 import { LabService } from '../services/lab.service';
 import { Caller } from './auth.guard';
 import { BadRequestResponse, Operation, QueryParams } from './openapi.decorators';
-import { UsageQuerySchema } from '../contracts/lab.dto';
+import { QueueQuerySchema, UsageQuerySchema } from '../contracts/lab.dto';
 import { parseInput } from './validation';
 
 @ApiTags('lab')
@@ -13,9 +13,11 @@ export class LabController {
   constructor(private readonly lab: LabService) {}
 
   @Get('queue')
-  @Operation({ id: 'getQueue', summary: 'Capacity, workers, and who waits for what and why (others’ jobs by owner only)', response: 'QueueView' })
-  getQueue(@Caller() caller: Principal) {
-    return this.lab.queue(caller);
+  @Operation({ id: 'getQueue', summary: 'Capacity, workers, and who waits for what and why (others’ jobs by owner only), waiting jobs a page at a time', response: 'QueueView' })
+  @QueryParams(QueueQuerySchema)
+  @BadRequestResponse()
+  getQueue(@Caller() caller: Principal, @Query() query: unknown) {
+    return this.lab.queue(caller, parseInput(QueueQuerySchema, query, 'query'));
   }
 
   @Get('usage')

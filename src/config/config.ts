@@ -45,6 +45,10 @@ export interface AppConfig {
   };
   /** Requests per API key per minute (0 = no limit). */
   rateLimitPerMinute: number;
+  /** How long a replica trusts a resolved API key: the bound on revocation (0 = every request asks Postgres). */
+  principalCacheMs: number;
+  /** How old a replica's view of the scheduling plan (queue positions) may be when read. */
+  queueViewMs: number;
   webhooks: {
     /** First retry delay; later ones grow (×6, ×24, ×120, ×360, ×720). */
     retryBaseMs: number;
@@ -146,6 +150,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
       workerStaleMs: int('STARLAB_WORKER_STALE_MS', 20_000, 500, 3_600_000),
     },
     rateLimitPerMinute: int('STARLAB_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
+    principalCacheMs: int('STARLAB_PRINCIPAL_CACHE_MS', 5000, 0, 60_000),
+    queueViewMs: int('STARLAB_QUEUE_VIEW_MS', 1000, 0, 60_000),
     webhooks: {
       retryBaseMs: int('STARLAB_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
       timeoutMs: int('STARLAB_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),

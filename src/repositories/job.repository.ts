@@ -70,8 +70,9 @@ export class JobRepository {
     });
   }
 
+  /** One statement: the owner comes joined (relationJoins), not as a second query. */
   findById(id: string): Promise<JobRow | null> {
-    return this.prisma.job.findUnique({ where: { id }, include: { owner: true } });
+    return this.prisma.job.findUnique({ where: { id }, include: { owner: true }, relationLoadStrategy: 'join' });
   }
 
   findByIdempotencyKey(ownerId: string, idempotencyKey: string): Promise<JobRow | null> {
@@ -88,7 +89,7 @@ export class JobRepository {
         ? { OR: [{ createdAt: { lt: filter.before.createdAt } }, { createdAt: filter.before.createdAt, id: { lt: filter.before.id } }] }
         : {}),
     };
-    return this.prisma.job.findMany({ where, include: { owner: true }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: filter.limit });
+    return this.prisma.job.findMany({ where, include: { owner: true }, relationLoadStrategy: 'join', orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: filter.limit });
   }
 
   async ownerNames(ids: string[]): Promise<Map<string, string>> {
@@ -105,7 +106,7 @@ export class JobRepository {
       const { count } = await tx.job.updateMany({ where: { id, status: { in: from } }, data: data as Prisma.JobUpdateManyMutationInput });
       if (count === 0) return null;
       if (event) await tx.jobEvent.create({ data: { jobId: id, type: event.type ?? 'state', message: event.message, data: event.data ?? { status: data.status ?? null } } });
-      return tx.job.findUnique({ where: { id }, include: { owner: true } });
+      return tx.job.findUnique({ where: { id }, include: { owner: true }, relationLoadStrategy: 'join' });
     });
   }
 

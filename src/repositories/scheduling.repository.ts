@@ -45,9 +45,11 @@ export class SchedulingRepository {
     const now = new Date();
     const [pending, active, workers] = await Promise.all([
       tx.job.findMany({ where: { status: 'queued', dispatchedAt: null }, select: { id: true, ownerId: true, priority: true, device: true, createdAt: true } }),
+      // Bounded by the slots in the lab; the fields past the first four are for GET /v1/queue.
       tx.job.findMany({
         where: { OR: [{ status: 'running' }, { status: 'queued', dispatchedAt: { not: null } }] },
-        select: { ownerId: true, status: true, workerId: true, dispatchedDevice: true },
+        orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+        select: { ownerId: true, status: true, workerId: true, dispatchedDevice: true, id: true, priority: true, device: true, currentStep: true, totalSteps: true },
       }),
       tx.worker.findMany({
         where: { lastHeartbeatAt: { gte: new Date(now.getTime() - window.workerStaleMs) } },
@@ -58,7 +60,7 @@ export class SchedulingRepository {
     const ownerIds = [...new Set([...pending.map((j) => j.ownerId), ...active.map((j) => j.ownerId)])];
     const horizon = new Date(now.getTime() - window.usageHorizonMs);
     const [owners, usage] = await Promise.all([
-      tx.user.findMany({ where: { id: { in: ownerIds } }, select: { id: true, maxRunningJobs: true } }),
+      tx.user.findMany({ where: { id: { in: ownerIds } }, select: { id: true, name: true, maxRunningJobs: true } }),
       tx.usageRecord.findMany({ where: { userId: { in: ownerIds }, OR: [{ endedAt: null }, { endedAt: { gte: horizon } }] }, select: { userId: true, startedAt: true, endedAt: true } }),
     ]);
     return { now, pending, active, workers, owners, usage };

@@ -6,6 +6,7 @@ import { canSeeUser } from './access';
 import { audited } from './audit.service';
 import { Principal, generateApiKey } from './auth.service';
 import { NotFound } from './errors';
+import { PrincipalCache } from './principal-cache';
 import { isUuid } from './job.service';
 
 /** Self-service API keys: issue, list (prefix only), revoke. Admins act on anyone's. Issuing and revoking are audit events. */
@@ -13,7 +14,10 @@ import { isUuid } from './job.service';
 export class ApiKeyService {
   private readonly logger = new Logger(ApiKeyService.name);
 
-  constructor(private readonly users: UserRepository) {}
+  constructor(
+    private readonly users: UserRepository,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /** A new key for the caller (or, for admins, for `body.user`); the secret is returned once. */
   async create(principal: Principal, body: CreateApiKeyBody): Promise<IssuedApiKeyView> {
@@ -39,7 +43,7 @@ export class ApiKeyService {
     return { data: (await this.users.listKeys(ownerId)).map((key) => toApiKeyView(key, principal.keyId)) };
   }
 
-  /** Idempotent; the key is refused from the next request on (the caller's own included). */
+  /** Idempotent; the key is refused from the next request on by this replica, by the others within STARLAB_PRINCIPAL_CACHE_MS. */
   async revoke(principal: Principal, id: string): Promise<void> {
     const key = isUuid(id) ? await this.users.findKey(id) : null;
     if (!key || !canSeeUser(principal, key.userId)) throw new NotFound('API key', id);
@@ -47,7 +51,8 @@ export class ApiKeyService {
     await audited(
       this.logger,
       principal,
-      (audit: AuditOf<ApiKeyRow>) => this.users.revokeKey(id, new Date(), audit),
+      // This replica forgets the key at once; other replicas within STARLAB_PRINCIPAL_CACHE_MS.
+      (audit: AuditOf<ApiKeyRow>) => this.users.revokeKey(id, new Date(), audit).finally(() => this.principals.clear()),
       (revoked) => ({
         action: 'api_key.revoke',
         targetType: 'api_key',

@@ -2,6 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { createHash, randomBytes } from 'node:crypto';
 import { UserRepository } from '../repositories/user.repository';
 import { Unauthenticated } from './errors';
+import { PrincipalCache } from './principal-cache';
 
 /** Who is calling: resolved from the API key on every request. */
 export interface Principal {
@@ -28,17 +29,33 @@ export function generateApiKey(): { key: string; prefix: string; hash: string } 
   return { key, prefix: key.slice(0, 11), hash: hashApiKey(key) };
 }
 
-/** Authentication: an API key to a Principal, on every request (so revocation, disabling and role changes apply at once). */
+/**
+ * Authentication: an API key to a Principal on every request, from Postgres or from the
+ * replica's PrincipalCache, so revocation, disabling and role changes apply within its bound
+ * (STARLAB_PRINCIPAL_CACHE_MS, 5 s by default) and at once when made through this replica.
+ */
 @Injectable()
 export class AuthService {
   private readonly logger = new Logger(AuthService.name);
 
-  constructor(private readonly users: UserRepository) {}
+  constructor(
+    private readonly users: UserRepository,
+    private readonly cache: PrincipalCache,
+  ) {}
 
   async authenticate(authorization: string | undefined): Promise<Principal> {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
     if (!match) throw new Unauthenticated('send an API key as "Authorization: Bearer <key>"');
-    const found = await this.users.findActiveKey(hashApiKey(match[1]));
+    const hash = hashApiKey(match[1]);
+    const cached = this.cache.get(hash);
+    if (cached) return cached;
+    const principal = await this.lookUp(hash);
+    this.cache.set(hash, principal);
+    return principal;
+  }
+
+  private async lookUp(hash: string): Promise<Principal> {
+    const found = await this.users.findActiveKey(hash);
     if (!found || found.user.disabledAt) throw new Unauthenticated('the API key is not valid or has been revoked');
     const now = new Date();
     if (!found.lastUsedAt || now.getTime() - found.lastUsedAt.getTime() > TOUCH_INTERVAL_MS) {

@@ -4,11 +4,21 @@ import { JobRepository } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { SchedulingRepository, SchedulingRows, SchedulingWindow } from '../repositories/scheduling.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
-import { Placement, planAdmission, SchedulingSnapshot, schedulingSnapshot, usageHorizonMs } from './fair-share';
+import { PendingJob, Placement, planAdmission, SchedulingSnapshot, schedulingSnapshot, usageHorizonMs } from './fair-share';
 
 const BATCH = 50;
+
 /** A dispatched queued job older than this is checked for a lost carrier (Redis restarted). */
 const RECONCILE_AFTER_MS = 10_000;
+
+/** The scheduler's plan as read at `readAt`: its rows, what they reduce to, and every waiting job's placement. */
+export interface Plan {
+  rows: SchedulingRows;
+  snapshot: SchedulingSnapshot;
+  placements: Placement[];
+  byJob: Map<string, Placement>;
+  readAt: number;
+}
 
 /**
  * The scheduler (an outbox over Postgres, docs/scheduling.md): jobs are stored first; each pass
@@ -21,6 +31,10 @@ const RECONCILE_AFTER_MS = 10_000;
 export class DispatchService implements OnModuleDestroy {
   private readonly logger = new Logger(DispatchService.name);
   private timer: NodeJS.Timeout | null = null;
+  /** The shared copy of the plan (see explain), the read in flight, and a count of changes that invalidate either. */
+  private plan: Plan | null = null;
+  private reading: Promise<Plan> | null = null;
+  private generation = 0;
   private running: Promise<void> | null = null;
   private again = false;
 
@@ -83,10 +97,71 @@ export class DispatchService implements OnModuleDestroy {
     while (this.running) await this.running;
   }
 
-  /** The current plan: every waiting job's position and the reason it waits (read-only). */
-  async explain(): Promise<{ snapshot: SchedulingSnapshot; placements: Placement[] }> {
-    const snapshot = this.snapshot(await this.scheduling.state(this.window()));
-    return { snapshot, placements: planAdmission(snapshot.pending, snapshot.users, snapshot.capacity) };
+  /**
+   * The current plan: every waiting job's position and the reason it waits (read-only), at most
+   * STARLAB_QUEUE_VIEW_MS old (default 1 s; 0 = read at every call). Reading it costs five
+   * queries over every waiting job, so reads share one copy: each dispatch pass that admits
+   * nothing leaves its own reading as the copy, a pass that admits something or a control
+   * action through this replica (`changed`) drops it, and a submission through this replica
+   * adds its job to it (`added`). What other replicas and the workers change shows within the
+   * bound; what the caller changed through this replica shows at once.
+   */
+  async explain(maxAgeMs = this.config.queueViewMs): Promise<Plan> {
+    const plan = this.plan;
+    if (plan && Date.now() - plan.readAt <= maxAgeMs) return plan;
+    if (!this.reading) {
+      const generation = this.generation;
+      const reading = this.scheduling
+        .state(this.window())
+        .then((rows) => this.keep(this.planOf(rows), generation))
+        .finally(() => {
+          if (this.reading === reading) this.reading = null;
+        });
+      this.reading = reading;
+    }
+    return this.reading;
+  }
+
+  /** A queued job's placement in the plan, reading the plan again once if the job is not in the copy (submitted or resumed through another replica). */
+  async placementOf(jobId: string): Promise<Placement | null> {
+    const placement = (await this.explain()).byJob.get(jobId);
+    if (placement) return placement;
+    return (await this.explain(0)).byJob.get(jobId) ?? null;
+  }
+
+  /**
+   * A job this replica has just stored as waiting: placed into the copy of the plan in memory
+   * (no read), so the submission's answer and the next reads show its position. A new owner's
+   * quota and usage are not in the copy: then the copy is dropped and the next read takes them.
+   */
+  added(job: PendingJob): void {
+    const plan = this.plan;
+    this.generation++;
+    this.reading = null;
+    if (!plan || !plan.rows.owners.some((o) => o.id === job.ownerId)) {
+      this.plan = null;
+      return;
+    }
+    this.plan = this.planOf({ ...plan.rows, pending: [...plan.rows.pending, job] }, plan.readAt);
+  }
+
+  /** Something the plan depends on changed through this replica: the next read takes it from Postgres. */
+  changed(): void {
+    this.generation++;
+    this.plan = null;
+    this.reading = null;
+  }
+
+  private planOf(rows: SchedulingRows, readAt = Date.now()): Plan {
+    const snapshot = this.snapshot(rows);
+    const placements = planAdmission(snapshot.pending, snapshot.users, snapshot.capacity);
+    return { rows, snapshot, placements, byJob: new Map(placements.map((p) => [p.jobId, p])), readAt };
+  }
+
+  /** Keeps a plan read when the copy was at `generation`, unless something changed since. */
+  private keep(plan: Plan, generation: number): Plan {
+    if (generation === this.generation) this.plan = plan;
+    return plan;
   }
 
   private window(): SchedulingWindow {
@@ -98,10 +173,12 @@ export class DispatchService implements OnModuleDestroy {
   }
 
   private async pass(): Promise<void> {
+    const generation = this.generation;
+    let read: Plan | null = null;
     const admitted = await this.scheduling.admitUnderLock(this.window(), async (rows) => {
-      const snapshot = this.snapshot(rows);
+      read = this.planOf(rows);
+      const { placements } = read;
       const sent: { jobId: string; device: 'gpu' | 'cpu' }[] = [];
-      const placements = planAdmission(snapshot.pending, snapshot.users, snapshot.capacity);
       for (const device of ['gpu', 'cpu'] as const) {
         const ids = placements.filter((p) => p.admit === device).map((p) => p.jobId);
         try {
@@ -114,6 +191,9 @@ export class DispatchService implements OnModuleDestroy {
       return sent;
     });
     if (admitted) this.logger.debug(`admitted ${admitted} job(s)`);
+    // Nothing admitted: what the pass read is the plan as it stands (kept unless changed since).
+    if (admitted === 0 && read) this.keep(read, generation);
+    else if (admitted) this.changed();
     await this.reconcile();
   }
 

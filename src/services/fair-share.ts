@@ -45,45 +45,117 @@ export interface Placement {
 const OPTIONS: Record<PendingJob['device'], Device[]> = { gpu: ['gpu'], cpu: ['cpu'], any: ['gpu', 'cpu'] };
 
 export function planAdmission(pending: readonly PendingJob[], users: readonly UserShare[], capacity: Capacity): Placement[] {
-  const share = new Map(users.map((u) => [u.userId, { ...u }]));
   const free: Record<Device, number> = { gpu: capacity.slots.gpu - capacity.busy.gpu, cpu: capacity.slots.cpu - capacity.busy.cpu };
-  const queues = new Map<string, PendingJob[]>();
-  for (const job of [...pending].sort((a, b) => b.priority - a.priority || a.createdAt.getTime() - b.createdAt.getTime() || a.id.localeCompare(b.id))) {
-    const list = queues.get(job.ownerId) ?? [];
-    list.push(job);
-    queues.set(job.ownerId, list);
-    if (!share.has(job.ownerId)) share.set(job.ownerId, { userId: job.ownerId, active: 0, maxRunning: Infinity, decayedUsage: 0 });
+  // One entry per user with waiting jobs: their share (copied: it grows as jobs are placed) and their jobs in order.
+  const given = new Map(users.map((u) => [u.userId, u]));
+  const turns = new Map<string, Turn>();
+  const sorted = pending.map((job) => ({ job, at: job.createdAt.getTime() }));
+  sorted.sort((a, b) => b.job.priority - a.job.priority || a.at - b.at || byCodePoint(a.job.id, b.job.id));
+  for (const { job, at } of sorted) {
+    let turn = turns.get(job.ownerId);
+    if (!turn) {
+      const user = given.get(job.ownerId);
+      turn = { ownerId: job.ownerId, active: user?.active ?? 0, maxRunning: user?.maxRunning ?? Infinity, usage: user?.decayedUsage ?? 0, jobs: [], times: [], next: 0 };
+      turns.set(job.ownerId, turn);
+    }
+    turn.jobs.push(job);
+    turn.times.push(at);
   }
+  // Whose turn it is: fewest active, least usage, oldest next job. Only the chosen user's key
+  // changes in a round, so a heap of users keeps each round at O(log users), not a sort.
+  const heap = new Heap<Turn>((a, b) => (a.active - b.active || a.usage - b.usage || a.times[a.next] - b.times[b.next] || byCodePoint(a.ownerId, b.ownerId)) < 0);
+  for (const turn of turns.values()) heap.push(turn);
+  const reasons = new Map<string, string>();
   const placements: Placement[] = [];
   const overQuota: Placement[] = [];
-  while (queues.size > 0) {
-    const [ownerId, list] = [...queues.entries()].sort(([a, qa], [b, qb]) => {
-      const ua = share.get(a)!;
-      const ub = share.get(b)!;
-      return ua.active - ub.active || ua.decayedUsage - ub.decayedUsage || qa[0].createdAt.getTime() - qb[0].createdAt.getTime() || a.localeCompare(b);
-    })[0];
-    const user = share.get(ownerId)!;
-    const job = list.shift()!;
-    if (list.length === 0) queues.delete(ownerId);
-    if (user.active >= user.maxRunning) {
-      overQuota.push({ jobId: job.id, ownerId, position: 0, admit: null, reason: `the owner runs ${user.active} job(s), their quota is ${user.maxRunning}` });
-      continue;
+  for (let turn = heap.pop(); turn !== undefined; turn = heap.pop()) {
+    const job = turn.jobs[turn.next++];
+    if (turn.active >= turn.maxRunning) {
+      overQuota.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: null, reason: `the owner runs ${turn.active} job(s), their quota is ${turn.maxRunning}` });
+    } else {
+      const options = OPTIONS[job.device];
+      const online = options.filter((d) => capacity.slots[d] > 0);
+      const open = online.find((d) => free[d] > 0) ?? null;
+      // Counted as active either way: a job waiting for a slot is ahead of this user's next one.
+      turn.active++;
+      if (open) free[open]--;
+      placements.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: open, reason: reasonFor(reasons, job.device, open, online, capacity) });
     }
-    const options = OPTIONS[job.device];
-    const online = options.filter((d) => capacity.slots[d] > 0);
-    const open = online.find((d) => free[d] > 0) ?? null;
-    // Counted as active either way: a job waiting for a slot is ahead of this user's next one.
-    user.active++;
-    if (open) free[open]--;
-    const kind = job.device === 'any' ? 'worker' : `${job.device} worker`;
-    const reason = open
+    if (turn.next < turn.jobs.length) heap.push(turn);
+  }
+  const plan = placements.concat(overQuota);
+  for (let i = 0; i < plan.length; i++) plan[i].position = i + 1;
+  return plan;
+}
+
+interface Turn {
+  ownerId: string;
+  active: number;
+  maxRunning: number;
+  usage: number;
+  /** The user's waiting jobs in their order (priority, then age), their creation times, and the next to place. */
+  jobs: PendingJob[];
+  times: number[];
+  next: number;
+}
+
+/** Why a job is admitted or waits; the same few sentences over and over, so built once each. */
+function reasonFor(reasons: Map<string, string>, device: PendingJob['device'], open: Device | null, online: Device[], capacity: Capacity): string {
+  const key = `${device}:${open}:${online.join()}`;
+  let reason = reasons.get(key);
+  if (reason === undefined) {
+    const kind = device === 'any' ? 'worker' : `${device} worker`;
+    reason = open
       ? `admitted to a ${open} worker`
       : online.length === 0
         ? `no ${kind} is online`
         : `all ${online.map((d) => `${capacity.slots[d]} ${d}`).join(' and ')} slot(s) are busy`;
-    placements.push({ jobId: job.id, ownerId, position: 0, admit: open, reason });
+    reasons.set(key, reason);
   }
-  return [...placements, ...overQuota].map((p, i) => ({ ...p, position: i + 1 }));
+  return reason;
+}
+
+/** Ties between ids (uuids) broken by code point: the same order as localeCompare for them, without its cost (ICU collation, microseconds a call). */
+function byCodePoint(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** A binary min-heap under `less`. */
+class Heap<T> {
+  private readonly items: T[] = [];
+
+  constructor(private readonly less: (a: T, b: T) => boolean) {}
+
+  push(item: T): void {
+    const items = this.items;
+    items.push(item);
+    for (let i = items.length - 1; i > 0; ) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(items[i], items[parent])) break;
+      [items[i], items[parent]] = [items[parent], items[i]];
+      i = parent;
+    }
+  }
+
+  pop(): T | undefined {
+    const items = this.items;
+    const top = items[0];
+    const last = items.pop();
+    if (items.length > 0 && last !== undefined) {
+      items[0] = last;
+      for (let i = 0; ; ) {
+        const left = 2 * i + 1;
+        const right = left + 1;
+        let least = i;
+        if (left < items.length && this.less(items[left], items[least])) least = left;
+        if (right < items.length && this.less(items[right], items[least])) least = right;
+        if (least === i) break;
+        [items[i], items[least]] = [items[least], items[i]];
+        i = least;
+      }
+    }
+    return top;
+  }
 }
 
 /** Σ seconds × 2^(−age/halfLife) over usage intervals (age measured from each interval's end). */
@@ -162,13 +234,19 @@ export function capacityOf(workers: readonly WorkerSlots[], active: readonly Act
 export function schedulingSnapshot(state: SchedulingState, settings: { defaultMaxRunning: number; halfLifeS: number }): SchedulingSnapshot {
   const activeBy = new Map<string, number>();
   for (const job of state.active) activeBy.set(job.ownerId, (activeBy.get(job.ownerId) ?? 0) + 1);
+  const usageBy = new Map<string, SchedulingState['usage']>();
+  for (const record of state.usage) {
+    const records = usageBy.get(record.userId) ?? [];
+    records.push(record);
+    usageBy.set(record.userId, records);
+  }
   return {
     pending: state.pending,
     users: state.owners.map((u) => ({
       userId: u.id,
       active: activeBy.get(u.id) ?? 0,
       maxRunning: u.maxRunningJobs ?? settings.defaultMaxRunning,
-      decayedUsage: decayedUsage(state.usage.filter((r) => r.userId === u.id), state.now, settings.halfLifeS),
+      decayedUsage: decayedUsage(usageBy.get(u.id) ?? [], state.now, settings.halfLifeS),
     })),
     capacity: capacityOf(state.workers, state.active),
     workers: state.workers,

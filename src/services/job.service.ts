@@ -55,6 +55,7 @@ export class JobService {
       return { job: await this.view(this.replay(winner, requestHash)), replayed: true };
     }
     this.logger.log(`job ${job.id} submitted by ${principal.name}: ${spec.environment.id}/${spec.algorithm.id}, ${spec.training.steps} steps`);
+    this.dispatch.added({ id: job.id, ownerId: job.ownerId, priority: job.priority, device: job.device, createdAt: job.createdAt });
     this.dispatch.kick();
     return { job: await this.view(job), replayed: false };
   }
@@ -90,6 +91,7 @@ export class JobService {
     const stopped = await this.jobs.transition(id, ['queued', 'paused'], { status: 'cancelled', finishedAt: new Date(), controlRequest: null }, { message: `cancelled by ${principal.name}` });
     if (stopped) {
       await this.queue.removeWaiting(id).catch(() => undefined);
+      this.queueChanged(job);
       return this.view(stopped);
     }
     const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'cancel' }, { type: 'audit', message: `cancel requested by ${principal.name}`, data: { request: 'cancel' } });
@@ -103,6 +105,7 @@ export class JobService {
     const paused = await this.jobs.transition(id, ['queued'], { status: 'paused', dispatchedAt: null }, { message: `paused by ${principal.name}` });
     if (paused) {
       await this.queue.removeWaiting(id).catch(() => undefined);
+      this.queueChanged(job);
       return this.view(paused);
     }
     const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'pause' }, { type: 'audit', message: `pause requested by ${principal.name}`, data: { request: 'pause' } });
@@ -129,8 +132,16 @@ export class JobService {
     const job = await this.controllable(principal, id);
     const resumed = await this.jobs.transition(id, ['paused'], { status: 'queued', dispatchedAt: null, controlRequest: null }, { message: `resumed by ${principal.name}` });
     if (!resumed) throw new Conflict(`job ${id} is ${job.status}; only paused jobs can be resumed`);
+    this.dispatch.changed();
     this.dispatch.kick();
     return this.view(resumed);
+  }
+
+  /** A queued job left the queue: the others' positions move (and an admitted one's slot is free for the next). */
+  private queueChanged(job: JobRow): void {
+    if (job.status !== 'queued') return;
+    this.dispatch.changed();
+    this.dispatch.kick();
   }
 
   private async controllable(principal: Principal, id: string): Promise<JobRow> {
@@ -146,8 +157,10 @@ export class JobService {
     return existing;
   }
 
+  /** A waiting job's place comes from the scheduler's shared plan (DispatchService.explain: at most STARLAB_QUEUE_VIEW_MS old). */
   async view(job: JobRow): Promise<JobView> {
-    const [view] = await this.withProgress([job], [this.viewWith(job, job.status === 'queued' ? await this.placements() : new Map())]);
+    const waiting = job.status === 'queued' && !job.dispatchedAt ? await this.dispatch.placementOf(job.id) : null;
+    const [view] = await this.withProgress([job], [this.viewWith(job, waiting ? new Map([[job.id, waiting]]) : new Map())]);
     return view;
   }
 
@@ -169,8 +182,7 @@ export class JobService {
   }
 
   private async placements(): Promise<Map<string, Placement>> {
-    const { placements } = await this.dispatch.explain();
-    return new Map(placements.map((p) => [p.jobId, p]));
+    return (await this.dispatch.explain()).byJob;
   }
 
   /**

@@ -1,6 +1,6 @@
 import { Injectable, OnModuleDestroy } from '@nestjs/common';
 import type { CheckpointListView, EventsQuery, JobEventListView, JobEventView, MetricSeriesView, MetricsQuery, TrajectoriesQuery, TrajectoryListView } from '../contracts/jobs.dto';
-import { JobRepository } from '../repositories/job.repository';
+import { JobRepository, JobRow } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
 import type { BacktestBody, BacktestResultView, WarningListView, WarningsQuery } from '../contracts/warnings.dto';
 import { backtest, collapseStep } from '../training/signals/collapse';
@@ -11,12 +11,24 @@ import { NotFound, ValidationFailed } from './errors';
 import { JobService, isUuid } from './job.service';
 
 const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** Finished jobs whose series are kept in memory (least recently read goes first), and the longest kept. */
+const SERIES_KEPT = 32;
+const SERIES_KEPT_MAX_STEPS = 2000;
+
+/** A finished job's series as read for one version of its row, and (once asked for) the whole of it as JSON. */
+interface KeptSeries {
+  version: string;
+  rows: { step: number; metrics: unknown }[];
+  json: string | null;
+}
 
 /** Reading what a job produced: metrics, events (and their live stream), trajectories, checkpoints. */
 @Injectable()
 export class ResultsService implements OnModuleDestroy {
   /** Aborted on shutdown: open streams end (clients resume with Last-Event-ID), so the HTTP server can drain. */
   private readonly closing = new AbortController();
+  /** Finished jobs' step series by job id (see finishedSeries). */
+  private readonly series = new Map<string, KeptSeries>();
 
   constructor(
     private readonly jobService: JobService,
@@ -25,18 +37,61 @@ export class ResultsService implements OnModuleDestroy {
   ) {}
 
   async metrics(principal: Principal, jobId: string, query: MetricsQuery): Promise<MetricSeriesView> {
-    await this.jobService.readable(principal, jobId);
+    return this.seriesOf(await this.jobService.readable(principal, jobId), query);
+  }
+
+  /**
+   * The series as JSON text (what GET /v1/jobs/{id}/metrics sends): a finished job's whole
+   * series is serialized once and kept with it (see finishedSeries), the rest on each request.
+   */
+  async metricsJson(principal: Principal, jobId: string, query: MetricsQuery): Promise<string> {
+    const job = await this.jobService.readable(principal, jobId);
+    const whole = query.names === undefined && query.from === undefined && query.to === undefined;
+    const kept = whole ? await this.finishedSeries(job) : null;
+    if (kept) return (kept.json ??= JSON.stringify({ data: kept.rows }));
+    return JSON.stringify(await this.seriesOf(job, query));
+  }
+
+  private async seriesOf(job: JobRow, query: MetricsQuery): Promise<MetricSeriesView> {
     if (query.from !== undefined && query.to !== undefined && query.from > query.to) {
       throw new ValidationFailed([{ field: 'query.to', message: 'must be >= query.from' }]);
     }
     const names = query.names ? new Set(query.names.split(',').map((n) => n.trim()).filter(Boolean)) : null;
-    const rows = await this.results.metrics(jobId, query.from, query.to);
+    const rows = (await this.finishedRows(job, query)) ?? (await this.results.metrics(job.id, query.from, query.to));
     return {
       data: rows.map((row) => {
         const all = row.metrics as Record<string, number>;
         return { step: row.step, metrics: names ? Object.fromEntries(Object.entries(all).filter(([n]) => names.has(n))) : all };
       }),
     };
+  }
+
+  /**
+   * A finished job's series never changes while it stays finished: it is read once and served
+   * from memory, for as long as the job row (read fresh on every request, for access too) is the
+   * same version. Anything that changes the series (a rollback, a resume) changes the row first,
+   * so this copy is never stale. Null: not kept (running, paused or too long); read it.
+   */
+  private async finishedSeries(job: JobRow): Promise<KeptSeries | null> {
+    if (!TERMINAL.has(job.status) || job.currentStep > SERIES_KEPT_MAX_STEPS) return null;
+    const version = `${job.status}:${job.updatedAt.getTime()}:${job.attempt}:${job.currentStep}`;
+    let kept = this.series.get(job.id);
+    if (kept?.version !== version) {
+      kept = { version, rows: await this.results.metrics(job.id, undefined, undefined), json: null };
+      this.series.delete(job.id);
+      if (this.series.size >= SERIES_KEPT) this.series.delete(this.series.keys().next().value!);
+    } else {
+      this.series.delete(job.id); // re-inserted below: the map's order is least recently used first
+    }
+    this.series.set(job.id, kept);
+    return kept;
+  }
+
+  private async finishedRows(job: JobRow, query: MetricsQuery): Promise<KeptSeries['rows'] | null> {
+    const kept = await this.finishedSeries(job);
+    if (!kept) return null;
+    const { from, to } = query;
+    return from === undefined && to === undefined ? kept.rows : kept.rows.filter((r) => (from === undefined || r.step >= from) && (to === undefined || r.step <= to));
   }
 
   async events(principal: Principal, jobId: string, query: EventsQuery): Promise<JobEventListView> {

@@ -22,7 +22,9 @@ export async function withRetry<T>(
 export function isTransient(error: unknown): boolean {
   // Errors that leave Prisma's driver adapter unwrapped (e.g. from COMMIT in a transaction) are
   // DriverAdapterErrors: the kind, and for Postgres errors the SQLSTATE, are in `cause`.
-  const cause = (error as { cause?: { kind?: unknown; code?: unknown; originalCode?: unknown } })?.cause;
+  // A raw query's failure (P2010) carries the adapter's error, SQLSTATE included, in `meta`.
+  type Cause = { kind?: unknown; code?: unknown; originalCode?: unknown };
+  const cause = (error as { cause?: Cause })?.cause ?? (error as { meta?: { driverAdapterError?: { cause?: Cause } } })?.meta?.driverAdapterError?.cause;
   const codes = [(error as { code?: unknown })?.code, cause?.code, cause?.originalCode];
   const message = String((error as Error)?.message ?? '');
   return (

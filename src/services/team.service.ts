@@ -6,13 +6,17 @@ import { requireAdmin } from './access';
 import { AuditDescription, audited } from './audit.service';
 import type { Principal } from './auth.service';
 import { Conflict, NotFound } from './errors';
+import { PrincipalCache } from './principal-cache';
 
 /** Teams: admins create and change them (name, whether team-mates read each other's jobs); each change is an audit event. */
 @Injectable()
 export class TeamService {
   private readonly logger = new Logger(TeamService.name);
 
-  constructor(private readonly users: UserRepository) {}
+  constructor(
+    private readonly users: UserRepository,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   async create(principal: Principal, body: CreateTeamBody): Promise<TeamView> {
     requireAdmin(principal, 'create teams');
@@ -47,9 +51,14 @@ export class TeamService {
     return toTeamView(updated);
   }
 
-  /** The change with its audit event, whose message (and log line) says which admin did `what`. */
+  /**
+   * The change with its audit event, whose message (and log line) says which admin did `what`.
+   * Any such change may alter what a key resolves to, so this replica's PrincipalCache is
+   * emptied (other replicas follow within its bound).
+   */
   private auditedByAdmin<T, R>(principal: Principal, write: (audit: AuditOf<T>) => Promise<R>, describe: (written: T) => Omit<AuditDescription, 'targetType' | 'message'> & { what: string }): Promise<R> {
-    return audited(this.logger, principal, write, (written) => {
+    const changed = (audit: AuditOf<T>) => write(audit).finally(() => this.principals.clear());
+    return audited(this.logger, principal, changed, (written) => {
       const { what, ...entry } = describe(written);
       return { ...entry, targetType: 'team', message: `admin ${principal.name} (${principal.userId}) ${what}` };
     });

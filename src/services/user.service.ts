@@ -7,6 +7,7 @@ import { toIssuedKeyView } from './api-key.service';
 import { AuditDescription, audited } from './audit.service';
 import { Principal, generateApiKey } from './auth.service';
 import { Conflict, NotFound } from './errors';
+import { PrincipalCache } from './principal-cache';
 
 /**
  * User management: admins create, list, change (role, team, quotas) and disable users; a
@@ -18,7 +19,10 @@ import { Conflict, NotFound } from './errors';
 export class UserService {
   private readonly logger = new Logger(UserService.name);
 
-  constructor(private readonly users: UserRepository) {}
+  constructor(
+    private readonly users: UserRepository,
+    private readonly principals: PrincipalCache,
+  ) {}
 
   /** The user and a first API key, whose secret is shown once. */
   async create(principal: Principal, body: CreateUserBody): Promise<CreatedUserView> {
@@ -114,9 +118,14 @@ export class UserService {
     if ((await this.users.countOtherActiveAdmins(user.id)) === 0) throw new Conflict(`cannot ${action} ${user.name}: it is the last enabled admin`);
   }
 
-  /** The change with its audit event, whose message (and log line) says which admin did `what`. */
+  /**
+   * The change with its audit event, whose message (and log line) says which admin did `what`.
+   * Any such change may alter what a key resolves to, so this replica's PrincipalCache is
+   * emptied (other replicas follow within its bound).
+   */
   private auditedByAdmin<T, R>(principal: Principal, write: (audit: AuditOf<T>) => Promise<R>, describe: (written: T) => Omit<AuditDescription, 'targetType' | 'message'> & { what: string }): Promise<R> {
-    return audited(this.logger, principal, write, (written) => {
+    const changed = (audit: AuditOf<T>) => write(audit).finally(() => this.principals.clear());
+    return audited(this.logger, principal, changed, (written) => {
       const { what, ...entry } = describe(written);
       return { ...entry, targetType: 'user', message: `admin ${principal.name} (${principal.userId}) ${what}` };
     });

@@ -94,7 +94,8 @@ export class TrainingProcess {
       await this.relay(message);
     } catch (error) {
       if (this.killed) return; // cancelled meanwhile: what was not stored is not wanted
-      this.writeFailure = `could not store ${describe(message)}: ${(error as Error).message}`;
+      // On one line: a job's error is read as one, and Prisma's messages span several ("Invalid `prisma.$executeRaw()` invocation: …").
+      this.writeFailure = `could not store ${describe(message)}: ${(error as Error).message.replace(/\s+/g, ' ').trim()}`;
       this.kill();
       return;
     }

@@ -39,9 +39,9 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
   }, 30_000);
 
   /** As the worker stores a result: retried while the error is a connection failure. */
-  async function storeLosingTheFirstAnswer<T>(write: () => Promise<T>): Promise<{ retries: number }> {
+  async function storeLosingTheFirstAnswer<T>(write: () => Promise<T>, tag = 'COMMIT'): Promise<{ retries: number }> {
     let retries = 0;
-    proxy.arm();
+    proxy.arm(1, tag);
     const dropped = proxy.dropped;
     await withRetry(write, { deadlineMs: 10_000, onRetry: () => retries++ });
     expect(proxy.dropped).toBe(dropped + 1); // the answer really was lost, and the write retried
@@ -52,7 +52,8 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
 
   it('a step: one metrics row and one step event', async () => {
     const trajectory = { group: 0, sample: 0, envSeed: 7, return: 1, success: true, turns: 1, actions: 1, formatErrors: 0, tokens: 8, meanEntropy: 0.5 };
-    const { retries } = await storeLosingTheFirstAnswer(() => results.saveStep(jobId, 3, 10, { 'reward/mean': 0.5 }, [trajectory]));
+    // A step is one statement, committed on its own: its answer (UPDATE, of the job row) is the one lost.
+    const { retries } = await storeLosingTheFirstAnswer(() => results.saveStep(jobId, 3, 10, { 'reward/mean': 0.5 }, [trajectory]), 'UPDATE');
     expect(retries).toBe(1);
     expect(await prisma.stepMetric.count({ where: { jobId, step: 3 } })).toBe(1);
     expect(await prisma.trajectory.count({ where: { jobId, step: 3 } })).toBe(1);

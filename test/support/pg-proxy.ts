@@ -4,12 +4,15 @@ import { createConnection, createServer, Server, Socket } from 'node:net';
  * A TCP proxy in front of a Postgres server that can lose the answer to a COMMIT: armed, it
  * forwards everything until the server's CommandComplete for COMMIT, then cuts the connection
  * instead of passing that message on. The transaction is committed; the client sees a broken
- * connection and cannot tell. Plain (non-TLS) connections only, which is what tests use.
+ * connection and cannot tell. Armed for another command tag (`UPDATE`: a write that is one
+ * statement, committed on its own), it loses that answer instead. Plain (non-TLS) connections
+ * only, which is what tests use.
  */
 export class CommitReplyDropper {
   /** COMMIT answers dropped so far. */
   dropped = 0;
   private armed = 0;
+  private tag = 'COMMIT';
   private readonly sockets = new Set<Socket>();
 
   private constructor(
@@ -25,9 +28,10 @@ export class CommitReplyDropper {
     return proxy;
   }
 
-  /** Drops the answers of the next `times` COMMITs. */
-  arm(times = 1): void {
+  /** Drops the answers of the next `times` COMMITs (or commands with this tag). */
+  arm(times = 1, tag = 'COMMIT'): void {
     this.armed = times;
+    this.tag = tag;
   }
 
   async stop(): Promise<void> {
@@ -54,7 +58,7 @@ export class CommitReplyDropper {
         if (pending.length < size) break;
         const message = pending.subarray(0, size);
         pending = pending.subarray(size);
-        if (this.armed > 0 && message[0] === 0x43 /* 'C' */ && message.subarray(5).toString('latin1').startsWith('COMMIT')) {
+        if (this.armed > 0 && message[0] === 0x43 /* 'C' */ && message.subarray(5).toString('latin1').startsWith(this.tag)) {
           this.armed--;
           this.dropped++;
           client.destroy();
