@@ -5,7 +5,7 @@
  * overrides, so the table shows what the service does by default.
  */
 
-import { resultId } from './runs';
+import { BenchRow, resultId } from './runs';
 
 /** Bump when the training code changes what a run measures: stored results then no longer match. */
 export const LEARNING_REVISION = 1;
@@ -13,13 +13,8 @@ export const LEARNING_REVISION = 1;
 /** RAGEN (Wang et al. 2025) StarPO-S with Qwen2.5-0.5B-Instruct, success on its validation seeds. */
 export const RAGEN_STARPO_S: Readonly<Record<string, number>> = { bandit: 1.0, sokoban: 0.203, 'frozenlake-slippery': 0.218 };
 
-export interface Row {
-  name: string;
-  label: string;
-  env: string;
-  envConfig: Record<string, unknown>;
-  /** RL steps of every run in the row (RAGEN's budget is 200 steps of 8×16 rollouts). */
-  steps: number;
+/** A row's budget: RAGEN's is 200 steps of 8×16 rollouts. */
+export interface Row extends BenchRow {
   hasExpert: boolean;
 }
 
