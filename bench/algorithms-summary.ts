@@ -52,3 +52,8 @@ export function summarise(results: readonly AlgorithmResult[]): CellSummary | un
     minutes: mean(results.map((r) => r.seconds)) / 60,
   };
 }
+
+/** A share as a percentage with one decimal. */
+export const pct = (x: number) => (100 * x).toFixed(1);
+/** A number with `digits` decimals, "–" when not reported. */
+export const num = (x: number | undefined, digits = 2) => (x === undefined ? '–' : x.toFixed(digits));
