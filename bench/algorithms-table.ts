@@ -24,7 +24,7 @@ export interface Row extends BenchRow {
  * model, as ARPO and AEPO assume. 100 RL steps is bench/learning's budget.
  */
 export const ROWS: readonly Row[] = [
-  { name: 'lookup-qa', label: 'lookup-qa (defaults)', env: 'lookup-qa', envConfig: {}, steps: 100, warmup: { kind: 'demonstrations', steps: 400 } },
+  { name: 'lookup-qa', label: 'lookup-qa (default config)', env: 'lookup-qa', envConfig: {}, steps: 100, warmup: { kind: 'demonstrations', steps: 400 } },
   { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, warmup: { kind: 'demonstrations', steps: 400 } },
 ];
 
