@@ -19,15 +19,15 @@ import { printAlgorithmsTable } from './algorithms-print';
 import { BenchResult, benchEntry, benchOptions, trainMissing, trainRun } from './runs';
 
 /**
- * Step series kept from each run, by the metric they come from. The tree-rollout metrics come with
- * the arpo/aepo presets (and `diversity/distinct_action_sequences` with them); a series a run did
- * not report is absent.
+ * Step series kept from each run, by the metric they come from. Branches come only from the tree
+ * rollouts of arpo and aepo, tool calls only from tool environments; a series a run did not
+ * report is absent.
  */
 export const SERIES = {
   passAtK: METRIC.passAtK,
   entropy: METRIC.entropyMean,
-  distinctActionSequences: 'diversity/distinct_action_sequences',
-  branchesPerPrompt: 'rollout/branches_per_prompt',
+  distinctActionSequences: METRIC.distinctActionSequences,
+  branchesPerPrompt: METRIC.branchesPerPrompt,
   toolCalls: METRIC.toolCallsPerEpisode,
   toolSuccess: METRIC.toolSuccessRate,
 } as const;

@@ -96,7 +96,28 @@ export function specOf(key: RunKey): Record<string, unknown> {
  * Knobs added after results were stored, at the value that leaves a run as it was: left out of
  * the digest so that adding a knob does not make every stored run stale.
  */
-const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = { 'algorithm.config.worldModelCoef': 0, 'training.warmup.worldModelCoef': 0 };
+const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
+  'algorithm.config.worldModelCoef': 0,
+  'training.warmup.worldModelCoef': 0,
+  // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
+  // read only when their mode is on.
+  'algorithm.config.clipMode': 'ppo',
+  'algorithm.config.entropyAdvantageAlpha': 0,
+  'algorithm.config.dynamicSampling': false,
+  'algorithm.config.dynamicSamplingMaxBatches': 10,
+  'algorithm.config.gigpoStepWeight': 1,
+  'algorithm.config.gigpoGamma': 0.95,
+  'algorithm.config.gigpoNormalization': 'mean-std',
+  'algorithm.config.rollout': 'independent',
+  'algorithm.config.branchThreshold': 0.5,
+  'algorithm.config.branchEntropyWeight': 0.2,
+  'algorithm.config.branchPenalty': 0.05,
+  'algorithm.config.branchInitialShare': 0.5,
+  'algorithm.config.branchesPerDecision': 1,
+  'algorithm.config.entropyTokens': 20,
+  'algorithm.config.entropyPreMonitoring': true,
+  'algorithm.config.entropyMonitorBeta': 0.5,
+};
 
 /** The identity of a stored result: the key and a digest of the resolved spec it trains (bench/runs.ts). */
 export function keyId(key: RunKey): string {

@@ -15,9 +15,10 @@ import { TrajectoryRecord, trajectoryRecords } from './records';
 import type { ContextBuilder } from './rollout/context';
 import { contextsFor, tokenizerFor } from './episode-io';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
+import { TreeGroupStats, treeRollout, treeSettings } from './rollout/tree';
 import { trainingSeed, warmupSeed } from './seeds';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
-import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics } from './signals/step-metrics';
+import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics, treeMetrics } from './signals/step-metrics';
 import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
@@ -216,15 +217,17 @@ export class Trainer {
     this.learner.actorOptimizer.learningRate = training.learningRate * scale;
     if (this.learner.criticOptimizer) this.learner.criticOptimizer.learningRate = training.learningRate * algorithm.config.criticLearningRateScale * scale;
     const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
-    const { groups, candidates, batches } = this.drawGroups(policy);
+    const { groups, candidates, batches, trees } = this.drawGroups(policy);
     const trajectories = groups.flat();
     const rolloutMs = Date.now() - started;
     const kept = this.filterGroups(groups, candidates);
     const metrics: Metrics = rolloutMetrics(groups, kept, { open: this.tokenizer.id('<think>'), close: this.tokenizer.id('</think>') });
     if (algorithm.config.dynamicSampling) Object.assign(metrics, dynamicSamplingMetrics(groups.length, candidates.length, batches, r.groups, r.groupSize));
+    if (trees.length > 0) Object.assign(metrics, treeMetrics(trees, Math.min(r.maxTurns, r.groupSize - 1)));
     const updateStarted = Date.now();
     Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
-    const generated = trajectories.reduce((n, t) => n + t.turns.reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
+    // A branch's shared prefix was generated once, by the trajectory it was copied from.
+    const generated = trajectories.reduce((n, t) => n + t.turns.slice(t.branchedFrom?.turn ?? 0).reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
     metrics[METRIC.rolloutMs] = rolloutMs;
     metrics[METRIC.updateMs] = Date.now() - updateStarted;
     metrics[METRIC.stepMs] = Date.now() - started;
@@ -239,8 +242,10 @@ export class Trainer {
    * more batches until `groups` informative groups are in hand, within its bound. Returns every
    * group drawn (group ids continue across batches) and the candidates to train on.
    */
-  private drawGroups(policy: TransformerPolicy): { groups: Trajectory[][]; candidates: number[]; batches: number } {
+  private drawGroups(policy: TransformerPolicy): { groups: Trajectory[][]; candidates: number[]; batches: number; trees: TreeGroupStats[] } {
     const { rollout: r, training, algorithm, environment } = this.spec;
+    const makeEnv = () => this.definition.create(environment.config);
+    const trees: TreeGroupStats[] = [];
     let drawn = 0;
     const drawBatch = () => {
       const requests = [];
@@ -248,15 +253,21 @@ export class Trainer {
         const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
         for (let sample = 0; sample < r.groupSize; sample++) requests.push({ seed, group: drawn + g, sample });
       }
+      const offset = drawn;
       drawn += r.groups;
-      return byGroup(rollout(policy, () => this.definition.create(environment.config), requests, this.tokenizer, this.contexts, this.settings));
+      if (algorithm.config.rollout === 'independent') return byGroup(rollout(policy, makeEnv, requests, this.tokenizer, this.contexts, this.settings));
+      // Tree rollouts (ARPO, AEPO): k trajectories per seed, branched where the policy is uncertain.
+      const seeds = requests.filter((q) => q.sample === 0).map((q) => q.seed);
+      const tree = treeRollout(policy, makeEnv, seeds, this.tokenizer, this.contexts, this.settings, treeSettings(algorithm.config, r.groupSize), this.samplingRng);
+      trees.push(...tree.groups);
+      return byGroup(tree.trajectories.map((t) => ({ ...t, group: t.group + offset })));
     };
     if (!algorithm.config.dynamicSampling) {
       const groups = drawBatch();
-      return { groups, candidates: groups.map((_, i) => i), batches: 1 };
+      return { groups, candidates: groups.map((_, i) => i), batches: 1, trees };
     }
     const sample = sampleWithDynamicSampling(drawBatch, (g) => g.map((t) => t.return), r.groups, algorithm.config.dynamicSamplingMaxBatches);
-    return { groups: sample.groups, candidates: sample.kept, batches: sample.batches };
+    return { groups: sample.groups, candidates: sample.kept, batches: sample.batches, trees };
   }
 
   /**

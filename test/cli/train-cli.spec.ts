@@ -59,4 +59,26 @@ describe('npm run train', () => {
     expect(result.stderr).toMatch(/step 6 critical grad_norm_spike/);
     expect(result.stderr).toMatch(/done: 8 steps; eval success after warm-up/);
   });
+
+  it('--algorithm replaces the spec\'s preset: a tree-rollout run on FrozenLake', () => {
+    const spec = join(dir, 'lake.json');
+    const out = join(dir, 'lake.jsonl');
+    writeFileSync(
+      spec,
+      JSON.stringify({
+        environment: { id: 'frozenlake' },
+        algorithm: { id: 'starpo-grpo' },
+        model: { config: { layers: 1, dModel: 16 } },
+        rollout: { groups: 2, groupSize: 4, maxTurns: 3, maxTokensPerTurn: 16 },
+        training: { steps: 2, evalEvery: 0, evalEpisodes: 4, warmup: { steps: 3, batchSize: 8 } },
+      }),
+    );
+    expect(run(['--help']).stderr).toContain('arpo, aepo');
+    const result = run(['--spec', spec, '--algorithm', 'aepo', '--metrics-out', out, '--backend', 'wasm']);
+    expect(result.status).toBe(0);
+    expect(result.stderr).toContain('frozenlake / aepo');
+    const steps = readFileSync(out, 'utf8').trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.metrics && l.step > 0);
+    expect(steps[0].metrics).toEqual(expect.objectContaining({ 'rollout/branches_per_prompt': expect.any(Number), 'rollout/consecutive_branches_1': expect.any(Number) }));
+    expect(run(['--spec', spec, '--algorithm', 'nope']).stderr).toContain('algorithm.id');
+  });
 });

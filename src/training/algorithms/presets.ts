@@ -53,6 +53,20 @@ export const AlgorithmConfigSchema = Type.Object(
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
     worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),
+    // Tree rollouts (docs/training.md, "Tree rollouts"); every knob follows ARPO's and AEPO's rollout code.
+    rollout: Type.Union([Type.Literal('independent'), Type.Literal('arpo'), Type.Literal('aepo')], {
+      description: "independent: groupSize rollouts from each initial state; arpo: branch after feedback by ARPO's ΔH rule; aepo: entropy pre-monitoring sets the global samples, branching damped by consecutive branches",
+    }),
+    branchThreshold: num(0, 1, 'τ of the branch rule (ARPO branches iff clip(u − w·ΔH) ≤ τ, AEPO iff clip((u + w·ΔH)·max(0, 1 − penalty·l)) ≥ τ)'),
+    branchEntropyWeight: num(0, 10, 'w: weight of the entropy change ΔH in the branch rule'),
+    branchPenalty: num(0, 1, "AEPO's consecutive-branch penalty per branching round in a row (0.05 in its code); ARPO has none"),
+    branchInitialShare: num(0, 1, 'share of groupSize started from the initial state before branching (ARPO: 8 of 16 in its scripts; AEPO without pre-monitoring: 6 of 12)'),
+    branchesPerDecision: int(1, 8, 'copies one path may spawn after one feedback (beam_size − 1 in the codes; their scripts: 1)'),
+    entropyTokens: int(1, 256, 'positions of a response its entropy is taken over, summed and divided by ln |V| (20 in the codes)'),
+    entropyPreMonitoring: Type.Boolean({
+      description: "AEPO: set the global samples m by entropy pre-monitoring (two discarded probes); false starts branchInitialShare of groupSize from the prompt, as AEPO's released scripts do (ENABLE_DYNAMIC_ROLLOUTS=False)",
+    }),
+    entropyMonitorBeta: num(0, 10, "β of AEPO's pre-monitoring m = clamp(⌊k·σ(β·(H_root − H̄_tool))⌋ + 1, 1, k) (0.5 in its code)"),
   },
   { additionalProperties: false },
 );
@@ -87,6 +101,15 @@ const STARPO_BASE: AlgorithmConfig = {
   miniBatchSize: 32,
   maxGradNorm: 1,
   worldModelCoef: 0,
+  rollout: 'independent',
+  branchThreshold: 0.5,
+  branchEntropyWeight: 0.2,
+  branchPenalty: 0.05,
+  branchInitialShare: 0.5,
+  branchesPerDecision: 1,
+  entropyTokens: 20,
+  entropyPreMonitoring: true,
+  entropyMonitorBeta: 0.5,
 };
 
 /** StarPO-S: variance filter (top 25%), clip-higher 0.2/0.28, no KL (RAGEN §4). */
@@ -124,6 +147,20 @@ const GIGPO: Partial<AlgorithmConfig> = {
 };
 
 /**
+ * ARPO's released training setup: GRPO advantages, no KL (coefficient 0), no entropy bonus,
+ * clip 0.2/0.2 with dual clip 3, token-mean loss, one epoch in minibatches of 1/8 of the batch
+ * (16 of 128 prompts; 16 of the default 8×16 trajectories here), 16 rollouts per prompt.
+ */
+const ARPO: Partial<AlgorithmConfig> = {
+  ...GRPO,
+  klCoef: 0,
+  entropyCoef: 0,
+  lossAggregation: 'token-mean',
+  miniBatchSize: 16,
+  rollout: 'arpo',
+};
+
+/**
  * RAGEN's runs as presets (its base config over veRL): one epoch over fresh rollouts in
  * minibatches of 32 trajectories (4 optimiser steps on 8×16 rollouts, 1 after StarPO-S's filter),
  * γ = λ = 1, dual clip 3, entropy bonus 0.001, AdamW with weight decay 0.01 and the critic at 10×
@@ -147,6 +184,17 @@ export const ALGORITHM_PRESETS = {
       'Follows verl-agent’s scripts: mean-std normalisation, token-mean loss, clip 0.2, KL loss 0.01 (k1 here, the code’s k3); ' +
       'a step whose observation no other step shares gets step advantage 0 (the code gives it its raw return).',
     config: { ...STARPO_BASE, ...GIGPO },
+  },
+  arpo: {
+    description:
+      "ARPO: tree rollouts that branch after feedback, GRPO advantages, no KL, token-mean loss. Following ARPO's code: half of k started from the prompt, branch iff clip(u − 0.2·ΔH, 0, 1) ≤ 0.5 with ΔH the change of a path's segment entropy (first 20 tokens, summed, / ln|V|) since its first segment, one copy per decision, no consecutive-branch penalty. The paper's α + β·ΔH rule branches with the same probability at τ = 0.5",
+    config: { ...STARPO_BASE, ...ARPO },
+  },
+  aepo: {
+    description:
+      "AEPO's tree rollouts with GRPO advantages, no KL, token-mean loss. Following AEPO's code: two discarded probes set m = clamp(⌊k·σ(0.5·(H_root − H̄_tool))⌋ + 1, 1, k) global samples, and a path branches iff clip((u + 0.2·ΔH)·max(0, 1 − 0.05·l), 0, 1) ≥ 0.5, l the prompt's branching rounds in a row. Pre-monitoring is on, as the paper describes; AEPO's released script turns it off (entropyPreMonitoring: false restores that). " +
+      "The update is AEPO's: the entropy clipping-balanced loss in stop-gradient form (clipMode aepo: tokens above the upper clip keep the gradient (1+ε_h)·A·∇log π) and the entropy-aware advantage A·(1 + α·sg(Ĥ)) with α = 0.3 as the paper reports (the code hard-codes 0.2 and its scripts skip the term), in minibatches of 16 so the ratio moves off 1",
+    config: { ...STARPO_BASE, ...ARPO, rollout: 'aepo', clipMode: 'aepo', entropyAdvantageAlpha: 0.3 },
   },
 } satisfies Record<string, { description: string; config: AlgorithmConfig }>;
 

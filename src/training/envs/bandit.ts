@@ -147,10 +147,11 @@ export class BanditEnv implements Env {
     return `Arms : ${this.state.order.join(' ')}`;
   }
 
-  clone(): BanditEnv {
+  clone(branchSeed?: number): BanditEnv {
     const copy = new BanditEnv(this.config);
     copy.episode = this.episode;
-    copy.payoutRng = this.payoutRng ? Rng.fromState(this.payoutRng.getState()) : null;
+    if (branchSeed !== undefined) copy.payoutRng = new Rng(branchSeed, PAYOUT_STREAM);
+    else copy.payoutRng = this.payoutRng ? Rng.fromState(this.payoutRng.getState()) : null;
     return copy;
   }
 }

@@ -136,6 +136,26 @@ describe('FrozenLakeEnv dynamics', () => {
     expectIndependentClone(env, ['Right', 'Down', 'Left', 'Up', 'Right', 'Right']);
   });
 
+  it('a clone given a branch seed keeps the state but draws its own slips', () => {
+    const env = new FrozenLakeEnv({ size: 8, frozenProb: 1, slippery: true });
+    env.reset(3);
+    env.step('Down');
+    const slips = (target: FrozenLakeEnv) =>
+      Array.from({ length: 12 }, () => {
+        if (target.done) return null;
+        target.step('Right');
+        return target.lastRealisedMove;
+      });
+    const same = env.clone();
+    const branches = [101, 202].map((seed) => env.clone(seed));
+    expect(branches.map((b) => b.state)).toEqual([env.state, env.state]);
+    const original = slips(env);
+    expect(slips(same)).toEqual(original);
+    // Two branches and the original: three different slip sequences over 12 moves.
+    const branchSlips = branches.map(slips);
+    expect(new Set([original, ...branchSlips].map((s) => s.join(','))).size).toBe(3);
+  });
+
   it('rejects configs outside the bounds', () => {
     expect(() => new FrozenLakeEnv({ size: 9 })).toThrow(InvalidEnvConfigError);
     expect(() => new FrozenLakeEnv({ frozenProb: 0.4 })).toThrow(/frozenProb/);

@@ -213,10 +213,10 @@ export class FrozenLakeEnv implements Env {
     });
   }
 
-  clone(): FrozenLakeEnv {
+  clone(branchSeed?: number): FrozenLakeEnv {
     const copy = new FrozenLakeEnv(this.config);
     copy.lake = this.lake;
-    copy.slipRng = Rng.fromState(this.slipRng.getState());
+    copy.slipRng = branchSeed === undefined ? Rng.fromState(this.slipRng.getState()) : new Rng(branchSeed, SLIP_STREAM);
     copy.realised = this.realised;
     return copy;
   }

@@ -45,8 +45,13 @@ export interface Env {
    */
   step(action: string): StepResult;
   render(): string;
-  /** Independent copy of the current state, including the dynamics' random state (for branching). */
-  clone(): Env;
+  /**
+   * Independent copy of the current state, including the dynamics' random state. A tree rollout
+   * passes `branchSeed` at a branch point: the copy's stochastic dynamics (slips, payouts) then
+   * draw from a generator seeded by it, so the branch samples its own future as an independent
+   * rollout would, instead of replaying the original's draws. Deterministic environments ignore it.
+   */
+  clone(branchSeed?: number): Env;
   /** True once the episode has ended. */
   readonly done: boolean;
 }

@@ -55,14 +55,41 @@ export interface Trajectory extends EpisodeRequest {
   formatErrors: number;
   /** The environment ended the episode (rather than a budget). */
   terminated: boolean;
+  /**
+   * Set on a tree rollout's branches: the sample it was copied from and how many of its turns
+   * (the shared prefix, which this trajectory carries too) were played before the copy.
+   */
+  branchedFrom?: { sample: number; turn: number };
 }
 
-interface LiveEpisode {
+/** An episode being played: its environment, what has been recorded, and what the policy reads next. */
+export interface LiveEpisode {
   env: Env;
   trajectory: Trajectory;
   history: HistoryTurn[];
   observation: string;
   ended: boolean;
+}
+
+/** A fresh episode on `env`, reset to the request's seed. */
+export function startEpisode(env: Env, request: EpisodeRequest): LiveEpisode {
+  const observation = env.reset(request.seed);
+  return {
+    env,
+    observation,
+    history: [],
+    ended: false,
+    trajectory: {
+      ...request,
+      initialObservation: observation,
+      turns: [],
+      return: 0,
+      success: false,
+      actionCount: 0,
+      formatErrors: 0,
+      terminated: false,
+    },
+  };
 }
 
 /**
@@ -79,40 +106,30 @@ export function rollout(
   contexts: ContextBuilder,
   settings: RolloutSettings,
 ): Trajectory[] {
-  const episodes: LiveEpisode[] = requests.map((request) => {
-    const env = makeEnv();
-    const observation = env.reset(request.seed);
-    return {
-      env,
-      observation,
-      history: [],
-      ended: false,
-      trajectory: {
-        ...request,
-        initialObservation: observation,
-        turns: [],
-        return: 0,
-        success: false,
-        actionCount: 0,
-        formatErrors: 0,
-        terminated: false,
-      },
-    };
-  });
-  const eos = tokenizer.id('<eos>');
+  const episodes = requests.map((request) => startEpisode(makeEnv(), request));
   for (let turn = 0; turn < settings.maxTurns; turn++) {
     const live = episodes.filter((e) => !e.ended);
     if (live.length === 0) break;
-    const prompts = live.map((e) => contexts.build(e.history, e.observation, actionsLeft(e, settings)));
-    const responses = policy.respond(prompts, settings.temperature, settings.maxTokensPerTurn);
-    live.forEach((episode, i) => {
-      const response = responses[i];
-      const text = tokenizer.decode(response.tokens.filter((t) => t !== eos));
-      playTurn(episode, prompts[i], response, text, settings);
-    });
+    playTurns(policy, live, tokenizer, contexts, settings);
   }
   policy.release?.();
   return episodes.map((e) => e.trajectory);
+}
+
+/**
+ * One turn of each given episode, in one policy call: the context of each, its response, and
+ * the turn played. Every rollout engine plays its turns through here, so they share one meaning
+ * of a turn (and tool or environment feedback is just the next observation).
+ */
+export function playTurns(policy: ResponsePolicy, episodes: readonly LiveEpisode[], tokenizer: Tokenizer, contexts: ContextBuilder, settings: RolloutSettings): void {
+  const eos = tokenizer.id('<eos>');
+  const prompts = episodes.map((e) => contexts.build(e.history, e.observation, actionsLeft(e, settings)));
+  const responses = policy.respond(prompts, settings.temperature, settings.maxTokensPerTurn);
+  episodes.forEach((episode, i) => {
+    const response = responses[i];
+    const text = tokenizer.decode(response.tokens.filter((t) => t !== eos));
+    playTurn(episode, prompts[i], response, text, settings);
+  });
 }
 
 function actionsLeft(episode: LiveEpisode, settings: RolloutSettings): number {

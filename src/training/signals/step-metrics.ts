@@ -1,6 +1,7 @@
 import { mean, unbiasedStd } from '../algorithms/stats';
 import { passAtK } from '../algorithms/groupFilters';
 import type { Trajectory } from '../rollout/engine';
+import type { TreeGroupStats } from '../rollout/tree';
 
 /** Canonical metric names (docs/training.md, "Signals"), so producers and readers cannot drift apart. */
 export const METRIC = {
@@ -54,6 +55,16 @@ export const METRIC = {
   episodeActions: 'episode/actions',
   explainedVariance: 'value/explained_variance',
   warmupLoss: 'warmup/loss',
+  /** Distinct sequences of executed actions per prompt (group): the rollout clusters AEPO counts. */
+  distinctActionSequences: 'diversity/distinct_action_sequences',
+  /** Tree rollouts: trajectories created by branching, per prompt. */
+  branchesPerPrompt: 'rollout/branches_per_prompt',
+  /** Tree rollouts: trajectories started from the prompt before any branching (m), per prompt. */
+  globalSamples: 'rollout/global_samples',
+  /** Tree rollouts: mean normalised segment entropy of responses that followed feedback. */
+  entropyAfterFeedback: 'entropy/after_feedback',
+  /** Prefix of `rollout/consecutive_branches_<l>`: runs of exactly l branching rounds in a row, per prompt. */
+  consecutiveBranchesPrefix: 'rollout/consecutive_branches_',
 } as const;
 
 export type Metrics = Record<string, number>;
@@ -121,7 +132,33 @@ export function rolloutMetrics(groups: readonly Trajectory[][], keptGroups: read
     [METRIC.formatValid]: mean(turns.map((turn) => (turn.penalised ? 0 : 1))),
     [METRIC.episodeTurns]: mean(all.map((t) => t.turns.length)),
     [METRIC.episodeActions]: mean(all.map((t) => t.actionCount)),
+    [METRIC.distinctActionSequences]: mean(groups.map((g) => new Set(g.map(actionSequence)).size)),
   };
+}
+
+/** The actions a trajectory executed, in order (what tells two rollouts' behaviour apart). */
+export function actionSequence(trajectory: Trajectory): string {
+  return trajectory.turns.map((turn) => turn.executed.join(' ')).join(' | ');
+}
+
+/**
+ * Tree-rollout signals of one step, per prompt: branches, global samples, entropy after feedback,
+ * and `rollout/consecutive_branches_<l>` for l = 1..`longestRun`: runs of exactly l branching
+ * rounds in a row, the last series counting runs of `longestRun` or more. Every series is present
+ * each step (zero when no such run occurred), so each is a continuous curve.
+ */
+export function treeMetrics(groups: readonly TreeGroupStats[], longestRun: number): Metrics {
+  const afterFeedback = groups.flatMap((g) => g.afterFeedbackEntropies);
+  const metrics: Metrics = {
+    [METRIC.branchesPerPrompt]: mean(groups.map((g) => g.branches)),
+    [METRIC.globalSamples]: mean(groups.map((g) => g.globalSamples)),
+    [METRIC.entropyAfterFeedback]: afterFeedback.length > 0 ? mean(afterFeedback) : 0,
+  };
+  for (let l = 1; l <= longestRun; l++) {
+    const counted = (run: number) => run === l || (l === longestRun && run > l);
+    metrics[`${METRIC.consecutiveBranchesPrefix}${l}`] = mean(groups.map((g) => g.branchRuns.filter(counted).length));
+  }
+  return metrics;
 }
 
 /**
