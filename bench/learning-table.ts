@@ -5,8 +5,7 @@
  * overrides, so the table shows what the service does by default.
  */
 
-import { createHash } from 'node:crypto';
-import { parseJobSpec } from '../src/training/spec/validate';
+import { BenchRow, resultId } from './runs';
 
 /** Bump when the training code changes what a run measures: stored results then no longer match. */
 export const LEARNING_REVISION = 1;
@@ -14,13 +13,8 @@ export const LEARNING_REVISION = 1;
 /** RAGEN (Wang et al. 2025) StarPO-S with Qwen2.5-0.5B-Instruct, success on its validation seeds. */
 export const RAGEN_STARPO_S: Readonly<Record<string, number>> = { bandit: 1.0, sokoban: 0.203, 'frozenlake-slippery': 0.218 };
 
-export interface Row {
-  name: string;
-  label: string;
-  env: string;
-  envConfig: Record<string, unknown>;
-  /** RL steps of every run in the row (RAGEN's budget is 200 steps of 8×16 rollouts). */
-  steps: number;
+/** A row's budget: RAGEN's is 200 steps of 8×16 rollouts. */
+export interface Row extends BenchRow {
   hasExpert: boolean;
 }
 
@@ -98,13 +92,6 @@ export function specOf(key: RunKey): Record<string, unknown> {
   };
 }
 
-/** JSON with sorted keys, so equal settings give equal text. */
-export function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)])) : v;
-  return JSON.stringify(sort(value));
-}
-
 /**
  * Knobs added after results were stored, at the value that leaves a run as it was: left out of
  * the digest so that adding a knob does not make every stored run stale.
@@ -132,21 +119,7 @@ const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.entropyMonitorBeta': 0.5,
 };
 
-/** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */
-function withoutNeutral(value: Record<string, unknown>, prefix = ''): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([field, v]) => !(`${prefix}${field}` in NEUTRAL_FIELDS && NEUTRAL_FIELDS[`${prefix}${field}`] === v))
-      .map(([field, v]) => [field, v && typeof v === 'object' && !Array.isArray(v) ? withoutNeutral(v as Record<string, unknown>, `${prefix}${field}.`) : v]),
-  );
-}
-
-/**
- * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
- * change of any default (a recipe, a preset) makes the old result stale instead of silently reused.
- */
+/** The identity of a stored result: the key and a digest of the resolved spec it trains (bench/runs.ts). */
 export function keyId(key: RunKey): string {
-  const { name: _name, ...resolved } = parseJobSpec(specOf(key));
-  const digest = createHash('sha256').update(canonicalJson(withoutNeutral(resolved as unknown as Record<string, unknown>))).digest('hex').slice(0, 16);
-  return `${canonicalJson(key)}#${digest}`;
+  return resultId(key, specOf(key), NEUTRAL_FIELDS);
 }

@@ -19,6 +19,7 @@ import { TreeGroupStats, treeRollout, treeSettings } from './rollout/tree';
 import { trainingSeed, warmupSeed } from './seeds';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
 import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics, treeMetrics } from './signals/step-metrics';
+import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
@@ -231,6 +232,8 @@ export class Trainer {
     metrics[METRIC.updateMs] = Date.now() - updateStarted;
     metrics[METRIC.stepMs] = Date.now() - started;
     metrics[METRIC.tokensPerSecond] = generated / Math.max(rolloutMs / 1000, 1e-3);
+    const { toolCalls } = this.definition;
+    if (toolCalls) Object.assign(metrics, toolMetrics(trajectories, (actions) => toolCalls(this.spec.environment.config, actions)));
     return { metrics, trajectories };
   }
 

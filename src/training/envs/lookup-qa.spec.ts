@@ -4,9 +4,10 @@ import { ResponsePolicy, rollout } from '../rollout/engine';
 import { Rng } from '../random';
 import { InvalidEnvConfigError } from './common';
 import { lookupQaExpert } from './experts';
-import { LOOKUP_QA_DEFAULTS, LOOKUP_QA_VOCABULARY, LookupQaEnv, lookupQaActionsFor, lookupQaObservationTokens, type LookupQaConfig, parseToolCall } from './lookup-qa';
+import { LOOKUP_QA_DEFAULTS, LOOKUP_QA_VOCABULARY, LookupQaEnv, lookupQaActionsFor, lookupQaObservationTokens, lookupQaToolCalls, type LookupQaConfig, parseToolCall } from './lookup-qa';
 import { ENTITY_POOL, type Fact, type LookupGraph, followRelations } from './lookup-qa-graph';
 import { getEnvDefinition } from './registry';
+import { toolMetrics } from '../signals/tool-metrics';
 
 const facts = (entries: Record<string, [string, string][]>): Map<string, Fact[]> =>
   new Map(Object.entries(entries).map(([subject, list]) => [subject, list.map(([relation, object]) => ({ relation, object }))]));
@@ -272,5 +273,43 @@ describe('lookup-qa', () => {
     expect([trajectory.success, trajectory.terminated, trajectory.formatErrors]).toEqual([true, true, 0]);
     // The second turn's context shows the first search's result.
     expect(seen[1]).toContain('search[ Zorvek ] : rival Brask , ally Velka');
+    // Four calls: two searches and the answer ran, the malformed `search` did not.
+    const metrics = toolMetrics([trajectory], (actions) => definition.toolCalls!(LOOKUP_QA_DEFAULTS, actions));
+    expect(metrics).toEqual({ 'tools/calls_per_episode': 4, 'tools/success_rate': 3 / 4 });
+  });
+});
+
+describe('lookupQaToolCalls: which executed actions were tool calls the tools ran', () => {
+  const config = { ...LOOKUP_QA_DEFAULTS, maxHops: 2, maxToolCalls: 2 };
+
+  it('counts a search of an entity without facts as run, a malformed call and the call past the cap as failed', () => {
+    // search[Nobody] runs (no result), search[ is malformed, the third search is past the cap of 2.
+    expect(lookupQaToolCalls(config, ['search[Nobody]', 'search[', 'search[Zorvek]'])).toEqual({ calls: 3, succeeded: 1 });
+  });
+
+  it('counts a well-formed answer as run whatever the cap, and nothing after it', () => {
+    expect(lookupQaToolCalls(config, ['search[Zorvek]', 'search[Brask]', 'answer[Quillan]', 'search[Velka]'])).toEqual({ calls: 3, succeeded: 3 });
+  });
+
+  it('ignores text that names no tool', () => {
+    expect(lookupQaToolCalls(config, ['Up', 'answer[Brask]'])).toEqual({ calls: 1, succeeded: 1 });
+  });
+
+  it('agrees with the environment: a call ran when its feedback is neither malformed nor the call limit', () => {
+    const rng = new Rng(5);
+    const words = ['search[Zorvek]', 'search[Brask]', 'search[Nobody]', 'search[', 'answer[', 'answer[Quillan]', 'answer[Velka]'];
+    for (let episode = 0; episode < 200; episode++) {
+      const env = new LookupQaEnv(config);
+      env.resetToGraph(HAND_GRAPH);
+      const actions: string[] = [];
+      let ran = 0;
+      while (!env.done && actions.length < 6) {
+        const action = words[rng.int(words.length)];
+        actions.push(action);
+        const feedback = env.step(action).observation.split('\n')[1];
+        if (feedback !== 'malformed call' && feedback !== 'call limit') ran++;
+      }
+      expect(lookupQaToolCalls(config, actions)).toEqual({ calls: actions.length, succeeded: ran });
+    }
   });
 });

@@ -98,6 +98,31 @@ export function parseToolCall(action: string): ToolCall | null {
   return named ? { tool: named[1].toLowerCase() as ToolCall['tool'], argument: null } : null;
 }
 
+/**
+ * Of an episode's executed actions, the tool calls and how many the tools ran: a well-formed
+ * `answer[e]`, or a well-formed `search[e]` within `maxToolCalls` (an entity without facts still
+ * ran: its result is `no result`). A malformed call and the call past the cap fail. Replays the
+ * same rules as `step`, so it needs only the actions.
+ */
+export function lookupQaToolCalls(config: LookupQaConfig, actions: readonly string[]): { calls: number; succeeded: number } {
+  let calls = 0;
+  let succeeded = 0;
+  let counted = 0; // searches and malformed calls, as `LookupQaState.calls` counts them
+  for (const action of actions) {
+    const call = parseToolCall(action);
+    if (call === null) continue;
+    calls++;
+    if (call.tool === 'answer' && call.argument !== null) {
+      succeeded++;
+      break;
+    }
+    if (counted >= config.maxToolCalls) break;
+    counted++;
+    if (call.argument !== null) succeeded++;
+  }
+  return { calls, succeeded };
+}
+
 /** The pool name an argument means (case-insensitive), or undefined. */
 function poolName(argument: string): string | undefined {
   const wanted = argument.toLowerCase();

@@ -23,6 +23,7 @@ import {
   LookupQaEnv,
   lookupQaActionsFor,
   lookupQaObservationTokens,
+  lookupQaToolCalls,
   type LookupQaConfig,
 } from './lookup-qa';
 import { SOKOBAN_DEFAULTS, SokobanConfigSchema, SokobanEnv, type SokobanConfig } from './sokoban';
@@ -89,6 +90,7 @@ const lookupQa: EnvDefinition<LookupQaConfig> = {
   expert: lookupQaExpert,
   actionNames: LOOKUP_QA_TOOLS,
   actionsFor: lookupQaActionsFor,
+  toolCalls: (config, actions) => lookupQaToolCalls({ ...LOOKUP_QA_DEFAULTS, ...config }, actions),
   // One call per turn, so every search's result is the next observation; the default cap of four
   // searches and the answer.
   rolloutDefaults: { maxTurns: 5, maxActionsPerTurn: 1, maxActionsPerEpisode: 5 },

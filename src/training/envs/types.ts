@@ -79,6 +79,12 @@ export interface EnvDefinition<C = Record<string, unknown>> {
    */
   actionsFor?(observation: string): readonly string[];
   /**
+   * For environments whose actions are tool calls: of one episode's executed actions, how many
+   * were tool calls and how many of those the tool ran (`tools/calls_per_episode`,
+   * `tools/success_rate`).
+   */
+  toolCalls?(config: C, actions: readonly string[]): { calls: number; succeeded: number };
+  /**
    * Rollout budgets this environment is played with when the job spec does not say (RAGEN's
    * per-environment settings, e.g. one turn and one action for the bandit).
    */

@@ -48,6 +48,9 @@ export const METRIC = {
   rolloutMs: 'perf/rollout_ms',
   updateMs: 'perf/update_ms',
   formatValid: 'format/valid_rate',
+  /** Environments whose actions are tool calls: tool calls per episode, and the share of them the tool ran. */
+  toolCallsPerEpisode: 'tools/calls_per_episode',
+  toolSuccessRate: 'tools/success_rate',
   episodeTurns: 'episode/turns',
   episodeActions: 'episode/actions',
   explainedVariance: 'value/explained_variance',

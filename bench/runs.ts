@@ -1,0 +1,161 @@
+/**
+ * What the resumable benches (bench/learning, bench/algorithms) share: a run is keyed by every
+ * setting that changes it plus a digest of the resolved spec it trains, trained in a child
+ * process of its own (`--run <key>`), and appended as one JSON line to a committed results file,
+ * so a table resumes where it stopped and only missing runs are trained.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { initBackend } from '../src/training/backend';
+import { EVAL_METRICS, type Metrics } from '../src/training/signals/step-metrics';
+import { parseJobSpec } from '../src/training/spec/validate';
+import { Trainer } from '../src/training/trainer';
+import { baselines } from './baselines';
+
+/** What a bench's rows have in common: an environment with its config and an RL budget. */
+export interface BenchRow {
+  name: string;
+  label: string;
+  env: string;
+  envConfig: Record<string, unknown>;
+  /** RL steps of every run in the row. */
+  steps: number;
+}
+
+/** JSON with sorted keys, so equal settings give equal text. */
+export function canonicalJson(value: unknown): string {
+  const sort = (v: unknown): unknown =>
+    Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)])) : v;
+  return JSON.stringify(sort(value));
+}
+
+/** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */
+function withoutNeutral(value: Record<string, unknown>, neutral: Readonly<Record<string, unknown>>, prefix = ''): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.entries(value)
+      .filter(([field, v]) => !(`${prefix}${field}` in neutral && neutral[`${prefix}${field}`] === v))
+      .map(([field, v]) => [field, v && typeof v === 'object' && !Array.isArray(v) ? withoutNeutral(v as Record<string, unknown>, neutral, `${prefix}${field}.`) : v]),
+  );
+}
+
+/**
+ * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
+ * change of any default (a recipe, a preset) makes the old result stale instead of silently
+ * reused. `neutral` lists knobs added after results were stored, at the value that leaves a run as
+ * it was: they are left out of the digest so that adding a knob does not make every stored run stale.
+ */
+export function resultId(key: unknown, rawSpec: Record<string, unknown>, neutral: Readonly<Record<string, unknown>> = {}): string {
+  const { name: _name, ...resolved } = parseJobSpec(rawSpec);
+  const digest = createHash('sha256').update(canonicalJson(withoutNeutral(resolved as unknown as Record<string, unknown>, neutral))).digest('hex').slice(0, 16);
+  return `${canonicalJson(key)}#${digest}`;
+}
+
+/** What every stored run records; a bench adds its own figures. */
+export interface BenchResult<K> {
+  id: string;
+  key: K;
+  /** Eval success (sampled, RAGEN's protocol) by step; step 0 is right after the warm-up. */
+  curve: Record<number, number>;
+  afterWarmup: number;
+  afterRl: number;
+  /** The random agent (and FrozenLake's optimal policy) on the same evaluation seeds (bench/baselines.ts). */
+  random: number;
+  optimal: number | null;
+  backend: string;
+  seconds: number;
+}
+
+/** Trains one run on the wasm backend (as every stored run did), passing each step's metrics on. */
+export async function trainRun<K extends { steps: number }>(key: K, id: string, rawSpec: Record<string, unknown>, onStep: (step: number, metrics: Metrics) => void): Promise<BenchResult<K>> {
+  await initBackend('wasm');
+  const spec = parseJobSpec(rawSpec);
+  const started = Date.now();
+  const trainer = await Trainer.create(spec);
+  const curve: Record<number, number> = {};
+  await trainer.run({
+    onStep: (step, metrics) => {
+      const success = metrics[EVAL_METRICS.sampled.success];
+      if (success !== undefined) curve[step] = success;
+      onStep(step, metrics);
+    },
+  });
+  const backend = trainer.backend;
+  trainer.dispose();
+  const seconds = (Date.now() - started) / 1000;
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds };
+}
+
+/** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */
+export function spawnRun<R>(script: string, key: unknown, label: string): Promise<R> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['-r', '@swc-node/register', script, '--run', JSON.stringify(key)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (chunk) => (out += chunk));
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as R) : reject(new Error(`run ${label} exited ${code}`))));
+  });
+}
+
+export function readResults<R>(path: string): R[] {
+  if (!existsSync(path)) return [];
+  return readFileSync(path, 'utf8').trim().split('\n').filter(Boolean).map((line) => JSON.parse(line) as R);
+}
+
+/**
+ * Trains the keys whose id is not yet in `--out` (none with `--print`), `--parallel` child
+ * processes of `script` at a time, appending each result as it finishes and printing it after
+ * `label(key)`. Returns every result in the file (the new ones included).
+ */
+export async function trainMissing<K, R extends BenchResult<K>>(options: {
+  script: string;
+  keys: readonly K[];
+  idOf: (key: K) => string;
+  label: (key: K) => string;
+  values: { out?: string; parallel?: string; print?: boolean };
+}): Promise<R[]> {
+  const { keys, idOf } = options;
+  const out = options.values.out!;
+  const parallel = Number(options.values.parallel);
+  mkdirSync(dirname(out), { recursive: true });
+  const done = readResults<R>(out);
+  const missing = keys.filter((key) => !done.some((d) => d.id === idOf(key)));
+  const pending = options.values.print ? [] : missing;
+  console.log(`${keys.length} runs, ${keys.length - missing.length} already in ${out}; training ${pending.length}, ${parallel} at a time`);
+  const queue = [...pending];
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      for (let key = queue.shift(); key; key = queue.shift()) {
+        const result = await spawnRun<R>(options.script, key, idOf(key));
+        appendFileSync(out, `${JSON.stringify(result)}\n`);
+        console.log(`${options.label(key)}: ${result.afterWarmup.toFixed(3)} → ${result.afterRl.toFixed(3)} (random ${result.random.toFixed(3)}) in ${Math.round(result.seconds)} s`);
+        done.push(result);
+      }
+    }),
+  );
+  return done;
+}
+
+/** The options of a resumable bench (for `parseArgs`); each bench adds its own, e.g. `--seeds`. */
+export function benchOptions(defaults: { rows: readonly BenchRow[]; columns: readonly { name: string }[]; out: string }) {
+  return {
+    rows: { type: 'string', default: defaults.rows.map((r) => r.name).join(',') },
+    columns: { type: 'string', default: defaults.columns.map((c) => c.name).join(',') },
+    parallel: { type: 'string', default: '2' },
+    print: { type: 'boolean', default: false },
+    out: { type: 'string', default: defaults.out },
+  } as const;
+}
+
+/**
+ * A bench script's entry point: started by `spawnRun` (`--run <key>`) it trains that one run and
+ * prints its result as the last line; otherwise it runs `main`. A failure exits 1.
+ */
+export function benchEntry<K, R>(runOne: (key: K) => Promise<R>, main: () => Promise<void>): void {
+  const at = process.argv.indexOf('--run');
+  const work = at >= 0 ? runOne(JSON.parse(process.argv[at + 1]) as K).then((result) => console.log(JSON.stringify(result))) : main();
+  work.catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
