@@ -3,7 +3,7 @@ import { METRIC, byGroup, rolloutMetrics } from './step-metrics';
 
 /** A one-turn trajectory with just what the rollout metrics read. */
 function trajectory(group: number, sample: number, success: boolean): Trajectory {
-  const turn = { text: `answer ${group}.${sample}`, penalised: false, response: { tokens: [1, 2], entropies: [0.5, 0.5], logProbs: [0, 0] } };
+  const turn = { text: `answer ${group}.${sample}`, executed: ['Up'], penalised: false, response: { tokens: [1, 2], entropies: [0.5, 0.5], logProbs: [0, 0] } };
   return { group, sample, seed: group, turns: [turn], return: success ? 1 : 0, success, actionCount: 1 } as unknown as Trajectory;
 }
 
