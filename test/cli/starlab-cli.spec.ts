@@ -81,6 +81,11 @@ describe('starlab CLI (real HTTP, worker)', () => {
     expect(drawn.length).toBeGreaterThan(0);
     for (const line of drawn) expect([line, line.length < 60]).toEqual([line, true]);
     expect(drawn[drawn.length - 1]).toMatch(/12\/12/);
+    // Watching a job that has ended replays it: its warnings as earlier ones, and how it ended.
+    const replayed = await starlab(['watch', id]);
+    expect(replayed.code).toBe(0);
+    expect(replayed.stdout).toMatch(/\(earlier\) ⚠ step 6 critical grad_norm_spike: /);
+    expect(replayed.stdout).toContain('job succeeded at step 12/12');
 
     const shown = await starlab(['show', id]);
     expect(shown.stdout).toContain('status      succeeded');

@@ -2,8 +2,6 @@ import { ProgressBar } from '../progress';
 import type { ApiClient, JobEvent } from './api-client';
 import type { Io, JobView } from './jobs';
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
-
 interface Warning {
   step: number;
   severity: string;
@@ -20,7 +18,8 @@ export async function watch(client: ApiClient, io: Io, id: string, signal: Abort
   const job = await client.get<JobView>(`/v1/jobs/${id}`);
   const bar = new ProgressBar(job.totalSteps, stream);
   io.out(`watching ${job.name} (${job.id}): ${job.status}, step ${job.currentStep}/${job.totalSteps}`);
-  if (TERMINAL.has(job.status)) return job.status;
+  // A job that has already ended is replayed: its stream sends the whole history and then closes,
+  // so its warnings show as "(earlier)" and the last line says how it ended.
   let status = job.status;
   let earlier = 0;
   const startedAt = Date.now();
