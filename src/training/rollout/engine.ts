@@ -107,13 +107,29 @@ export function rollout(
   settings: RolloutSettings,
 ): Trajectory[] {
   const episodes = requests.map((request) => startEpisode(makeEnv(), request));
+  playToEnd(policy, episodes, tokenizer, contexts, settings);
+  return episodes.map((e) => e.trajectory);
+}
+
+/**
+ * Plays the episodes turn by turn until each has ended or `maxTurns` have passed, then frees what
+ * the policy kept between turns; `afterTurn` sees the episodes that played each turn.
+ */
+export function playToEnd(
+  policy: ResponsePolicy,
+  episodes: readonly LiveEpisode[],
+  tokenizer: Tokenizer,
+  contexts: ContextBuilder,
+  settings: RolloutSettings,
+  afterTurn?: (played: readonly LiveEpisode[]) => void,
+): void {
   for (let turn = 0; turn < settings.maxTurns; turn++) {
     const live = episodes.filter((e) => !e.ended);
     if (live.length === 0) break;
     playTurns(policy, live, tokenizer, contexts, settings);
+    afterTurn?.(live);
   }
   policy.release?.();
-  return episodes.map((e) => e.trajectory);
 }
 
 /**

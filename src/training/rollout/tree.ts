@@ -4,7 +4,7 @@ import type { Tokenizer } from '../policy/tokenizer';
 import type { Rng } from '../random';
 import { BranchRule, globalSampleCount, segmentEntropy, shouldBranch } from './branching';
 import type { ContextBuilder } from './context';
-import { LiveEpisode, ResponsePolicy, RolloutSettings, Trajectory, playTurns, startEpisode } from './engine';
+import { LiveEpisode, ResponsePolicy, RolloutSettings, Trajectory, playToEnd, playTurns, startEpisode } from './engine';
 
 /** How a tree rollout spends a group's budget of k trajectories (docs/training.md, "Tree rollouts"). */
 export interface TreeSettings {
@@ -202,14 +202,9 @@ function probeEntropies(
   playTurns(policy, rootProbe, tokenizer, contexts, { ...settings, maxTokensPerTurn: Math.min(settings.maxTokensPerTurn, tree.entropyTokens) });
   policy.release?.();
   const roots = rootProbe.map(entropyOf);
-  const episodes = start();
   const segments: number[][] = seeds.map(() => []);
-  for (let turn = 0; turn < settings.maxTurns; turn++) {
-    const live = episodes.filter((e) => !e.ended);
-    if (live.length === 0) break;
-    playTurns(policy, live, tokenizer, contexts, settings);
-    for (const episode of live) segments[episode.trajectory.group].push(entropyOf(episode));
-  }
-  policy.release?.();
+  playToEnd(policy, start(), tokenizer, contexts, settings, (played) => {
+    for (const episode of played) segments[episode.trajectory.group].push(entropyOf(episode));
+  });
   return seeds.map((_, g) => ({ root: roots[g], tool: segments[g].length > 0 ? segments[g].reduce((a, b) => a + b, 0) / segments[g].length : roots[g] }));
 }
