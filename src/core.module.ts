@@ -4,6 +4,7 @@ import { AuditRepository } from './repositories/audit.repository';
 import { EvaluationRepository } from './repositories/evaluation.repository';
 import { HealthRepository } from './repositories/health.repository';
 import { JobRepository } from './repositories/job.repository';
+import { JobRowCache } from './repositories/job-row-cache';
 import { DATABASE_URL, PrismaService } from './repositories/prisma.service';
 import { QueueNamespace } from './repositories/queue-namespace';
 import { ProgressRepository } from './repositories/progress.repository';
@@ -17,7 +18,7 @@ import { WebhookRepository } from './repositories/webhook.repository';
 import { WebhookTransport } from './repositories/webhook-transport';
 import { WorkerRepository } from './repositories/worker.repository';
 
-const repositories = [PrismaService, QueueNamespace, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository, ProgressRepository];
+const repositories = [PrismaService, JobRowCache, QueueNamespace, QueueRepository, JobRepository, ResultsRepository, UserRepository, WorkerRepository, HealthRepository, WebhookRepository, SchedulingRepository, UsageRepository, AuditRepository, WebhookTransport, TelemetryRepository, EvaluationRepository, ProgressRepository];
 
 /** Config and every adapter to the outside world, shared by the API and the worker. */
 @Global()

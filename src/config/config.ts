@@ -49,6 +49,8 @@ export interface AppConfig {
   principalCacheMs: number;
   /** How old a replica's view of the scheduling plan (queue positions) may be when read. */
   queueViewMs: number;
+  /** How old a job's row may be when GET /v1/jobs/{id} serves it (0 = read at every request). */
+  jobViewMs: number;
   webhooks: {
     /** First retry delay; later ones grow (×6, ×24, ×120, ×360, ×720). */
     retryBaseMs: number;
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
     rateLimitPerMinute: int('STARLAB_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     principalCacheMs: int('STARLAB_PRINCIPAL_CACHE_MS', 5000, 0, 60_000),
     queueViewMs: int('STARLAB_QUEUE_VIEW_MS', 1000, 0, 60_000),
+    jobViewMs: int('STARLAB_JOB_VIEW_MS', 1000, 0, 60_000),
     webhooks: {
       retryBaseMs: int('STARLAB_WEBHOOK_RETRY_BASE_MS', 5000, 10, 3_600_000),
       timeoutMs: int('STARLAB_WEBHOOK_TIMEOUT_MS', 10_000, 100, 120_000),

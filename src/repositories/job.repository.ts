@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { JobStatus, Prisma } from '../generated/prisma/client';
+import { JobRowCache, NO_JOB_ROW_CACHE } from './job-row-cache';
 import { PrismaService } from './prisma.service';
 
 export type JobRow = Prisma.JobGetPayload<{ include: { owner: true } }>;
@@ -26,6 +27,33 @@ export interface JobListFilter {
   limit: number;
 }
 
+const JOB_BY_ID = { name: 'job-by-id', text: 'SELECT j.*, to_jsonb(u) AS owner FROM jobs j JOIN users u ON u.id = j.owner_id WHERE j.id = $1::uuid' };
+
+/**
+ * A `jobs` row with its owner as `pg` returns it, in the model's shape. Every column is the
+ * snake_case of its field (the schema's `@map`s follow that rule); the owner comes as jsonb, so
+ * its timestamps are text until parsed here.
+ */
+function jobRowOf(row: Record<string, unknown>): JobRow {
+  const { owner, ...job } = camelCase(row);
+  const user = camelCase(owner as Record<string, unknown>);
+  for (const field of ['createdAt', 'disabledAt']) if (typeof user[field] === 'string') user[field] = new Date(user[field] as string);
+  return { ...job, owner: user } as unknown as JobRow;
+}
+
+function camelCase(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const column in row) out[FIELD_OF.get(column) ?? fieldOf(column)] = row[column];
+  return out;
+}
+
+const FIELD_OF = new Map<string, string>();
+function fieldOf(column: string): string {
+  const field = column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+  FIELD_OF.set(column, field);
+  return field;
+}
+
 /** Jobs and their ordered events. */
 /** Sees the owner's queued jobs and quota before a job is added; throws to refuse it. */
 export type Admit = (owner: { queued: number; maxQueuedJobs: number | null }) => void;
@@ -38,7 +66,10 @@ async function admitUnderLock(tx: Prisma.TransactionClient, ownerId: string, adm
 
 @Injectable()
 export class JobRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly cache: JobRowCache = NO_JOB_ROW_CACHE,
+  ) {}
 
   /**
    * Stores the job and its first event together, so a submitted job always has a history.
@@ -70,9 +101,19 @@ export class JobRepository {
     });
   }
 
-  /** One statement: the owner comes joined (relationJoins), not as a second query. */
-  findById(id: string): Promise<JobRow | null> {
-    return this.prisma.job.findUnique({ where: { id }, include: { owner: true }, relationLoadStrategy: 'join' });
+  /**
+   * Every job GET, and every results read that checks the job first, starts here: one prepared
+   * statement with the owner joined (PrismaService.prepared), mapped to exactly what
+   * `job.findUnique({ include: { owner: true } })` returns (test/integration/job-repository.spec.ts).
+   */
+  async findById(id: string): Promise<JobRow | null> {
+    const [row] = await this.prisma.prepared(JOB_BY_ID.name, JOB_BY_ID.text, [id]);
+    return row ? jobRowOf(row) : null;
+  }
+
+  /** `findById`, at most STARLAB_JOB_VIEW_MS old (JobRowCache): for GET /v1/jobs/{id} only; decisions read fresh rows. */
+  findRecent(id: string): Promise<JobRow | null> {
+    return this.cache.read(id, () => this.findById(id));
   }
 
   findByIdempotencyKey(ownerId: string, idempotencyKey: string): Promise<JobRow | null> {
@@ -102,16 +143,16 @@ export class JobRepository {
    * wins, the caller re-reads), and records the transition as an event. Returns the row or null.
    */
   transition(id: string, from: JobStatus[], data: Prisma.JobUpdateInput & { status?: JobStatus }, event?: { message: string; data?: Prisma.InputJsonValue; type?: JobEventType }) {
-    return this.prisma.$transaction(async (tx) => {
+    return this.cache.dropAfter(id, () => this.prisma.$transaction(async (tx) => {
       const { count } = await tx.job.updateMany({ where: { id, status: { in: from } }, data: data as Prisma.JobUpdateManyMutationInput });
       if (count === 0) return null;
       if (event) await tx.jobEvent.create({ data: { jobId: id, type: event.type ?? 'state', message: event.message, data: event.data ?? { status: data.status ?? null } } });
       return tx.job.findUnique({ where: { id }, include: { owner: true }, relationLoadStrategy: 'join' });
-    });
+    }));
   }
 
   update(id: string, data: Prisma.JobUpdateInput) {
-    return this.prisma.job.update({ where: { id }, data });
+    return this.cache.dropAfter(id, () => this.prisma.job.update({ where: { id }, data }));
   }
 
   addEvent(jobId: string, type: JobEventType, message: string, data?: Prisma.InputJsonValue) {
@@ -156,6 +197,6 @@ export class JobRepository {
   }
 
   markUndispatched(ids: string[]) {
-    return this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null, dispatchedDevice: null } });
+    return this.cache.dropAfter(ids, () => this.prisma.job.updateMany({ where: { id: { in: ids }, status: 'queued' }, data: { dispatchedAt: null, dispatchedDevice: null } }));
   }
 }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { JobStatus, Prisma } from '../generated/prisma/client';
 import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
+import { JobRowCache, NO_JOB_ROW_CACHE } from './job-row-cache';
 import { PrismaService } from './prisma.service';
 
 export interface TrajectoryFilter {
@@ -14,10 +15,34 @@ export interface TrajectoryFilter {
   limit: number;
 }
 
+/** ResultsRepository.saveStep's statement: $1 job, $2 step, $3 metrics, $4 event message, $5 event data, $6 trajectories, $7 progress. */
+const SAVE_STEP = {
+  name: 'save-step',
+  text: `
+    WITH first AS (
+      SELECT NOT EXISTS (SELECT 1 FROM step_metrics WHERE job_id = $1::uuid AND step = $2::int) AS is_first
+    ), metric AS (
+      INSERT INTO step_metrics (job_id, step, metrics) VALUES ($1::uuid, $2::int, $3::jsonb)
+      ON CONFLICT (job_id, step) DO UPDATE SET metrics = EXCLUDED.metrics
+    ), event AS (
+      INSERT INTO job_events (job_id, type, message, data)
+      SELECT $1::uuid, 'step', $4::text, $5::jsonb FROM first WHERE is_first
+    ), kept AS (
+      INSERT INTO trajectories (job_id, step, "group", sample, env_seed, "return", success, turns, actions, format_errors, tokens, mean_entropy, text)
+      SELECT $1::uuid, $2::int, t."group", t.sample, t.env_seed, t."return", t.success, t.turns, t.actions, t.format_errors, t.tokens, t.mean_entropy, t.text
+      FROM jsonb_to_recordset($6::jsonb) AS t("group" int, sample int, env_seed bigint, "return" float8, success boolean, turns int, actions int, format_errors int, tokens int, mean_entropy float8, text text)
+      ON CONFLICT (job_id, step, "group", sample) DO NOTHING
+    )
+    UPDATE jobs SET current_step = $2::int, progress = $7::float8, latest_metrics = $3::jsonb, updated_at = now() WHERE id = $1::uuid`,
+};
+
 /** What training produces: step metrics, trajectories, checkpoints. */
 @Injectable()
 export class ResultsRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly cache: JobRowCache = NO_JOB_ROW_CACHE,
+  ) {}
 
   /**
    * One step, atomically: its metrics row (upsert: a retried write is harmless), its
@@ -28,7 +53,7 @@ export class ResultsRepository {
    *
    * One SQL statement (data-modifying CTEs, committed as one transaction before it answers):
    * the worker pays one round trip per step instead of a transaction of six, with the
-   * trajectories as one JSON parameter. Every part sees the rows as they were before the
+   * trajectories as one JSON parameter, as a prepared statement (PrismaService.prepared). Every part sees the rows as they were before the
    * statement, so `first` tells whether the metrics row existed.
    */
   async saveStep(jobId: string, step: number, totalSteps: number, metrics: Record<string, number>, trajectories: TrajectoryRecord[]): Promise<void> {
@@ -48,22 +73,8 @@ export class ResultsRepository {
         text: t.text ?? null,
       })),
     );
-    await this.prisma.$executeRaw`
-      WITH first AS (
-        SELECT NOT EXISTS (SELECT 1 FROM step_metrics WHERE job_id = ${jobId}::uuid AND step = ${step}::int) AS is_first
-      ), metric AS (
-        INSERT INTO step_metrics (job_id, step, metrics) VALUES (${jobId}::uuid, ${step}::int, ${json}::jsonb)
-        ON CONFLICT (job_id, step) DO UPDATE SET metrics = EXCLUDED.metrics
-      ), event AS (
-        INSERT INTO job_events (job_id, type, message, data)
-        SELECT ${jobId}::uuid, 'step', ${`step ${step}`}, ${JSON.stringify({ step, metrics })}::jsonb FROM first WHERE is_first
-      ), kept AS (
-        INSERT INTO trajectories (job_id, step, "group", sample, env_seed, "return", success, turns, actions, format_errors, tokens, mean_entropy, text)
-        SELECT ${jobId}::uuid, ${step}::int, t."group", t.sample, t.env_seed, t."return", t.success, t.turns, t.actions, t.format_errors, t.tokens, t.mean_entropy, t.text
-        FROM jsonb_to_recordset(${rows}::jsonb) AS t("group" int, sample int, env_seed bigint, "return" float8, success boolean, turns int, actions int, format_errors int, tokens int, mean_entropy float8, text text)
-        ON CONFLICT (job_id, step, "group", sample) DO NOTHING
-      )
-      UPDATE jobs SET current_step = ${step}::int, progress = ${step / totalSteps}::float8, latest_metrics = ${json}::jsonb, updated_at = now() WHERE id = ${jobId}::uuid`;
+    const values = [jobId, step, json, `step ${step}`, JSON.stringify({ step, metrics }), rows, step / totalSteps];
+    await this.cache.dropAfter(jobId, () => this.prisma.prepared(SAVE_STEP.name, SAVE_STEP.text, values));
   }
 
   /**
@@ -126,7 +137,7 @@ export class ResultsRepository {
    * when the job has meanwhile left those states.
    */
   rollBackTo(jobId: string, step: number, data: Prisma.JobUpdateManyMutationInput, event: { message: string; data: Prisma.InputJsonValue }, from: JobStatus[] = ['running']) {
-    return this.prisma.$transaction(async (tx) => {
+    return this.cache.dropAfter(jobId, () => this.prisma.$transaction(async (tx) => {
       const { count } = await tx.job.updateMany({ where: { id: jobId, status: { in: from } }, data });
       if (count === 0) return null;
       const after = { jobId, step: { gt: step } };
@@ -136,7 +147,7 @@ export class ResultsRepository {
       await tx.checkpoint.deleteMany({ where: after });
       await tx.jobEvent.create({ data: { jobId, type: 'audit', message: event.message, data: event.data } });
       return tx.job.findUnique({ where: { id: jobId }, include: { owner: true } });
-    });
+    }));
   }
 
   /** A checkpoint of the job, without its bytes. */

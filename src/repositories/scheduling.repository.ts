@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client';
+import { JobRowCache, NO_JOB_ROW_CACHE } from './job-row-cache';
 import { PrismaService } from './prisma.service';
 
 /** Which rows the scheduler reads: workers seen within `workerStaleMs`, usage within `usageHorizonMs`. */
@@ -16,7 +17,10 @@ const ADMISSION_LOCK = 0x5a1ab;
 /** The rows admission is decided from (the decision itself is fair-share's), and the lock that serialises it. */
 @Injectable()
 export class SchedulingRepository {
-  constructor(private readonly prisma: PrismaService) {}
+  constructor(
+    private readonly prisma: PrismaService,
+    private readonly cache: JobRowCache = NO_JOB_ROW_CACHE,
+  ) {}
 
   /**
    * Runs one admission pass under a transaction-level advisory lock, so replicas never admit
@@ -24,7 +28,8 @@ export class SchedulingRepository {
    * Returns null if another replica holds the lock.
    */
   async admitUnderLock(window: SchedulingWindow, admit: (state: SchedulingRows) => Promise<{ jobId: string; device: 'gpu' | 'cpu' }[]>): Promise<number | null> {
-    return this.prisma.$transaction(
+    const marked: string[] = [];
+    return this.cache.dropAfter(marked, () => this.prisma.$transaction(
       async (tx) => {
         const [{ locked }] = await tx.$queryRaw<{ locked: boolean }[]>`SELECT pg_try_advisory_xact_lock(${ADMISSION_LOCK}) AS locked`;
         if (!locked) return null;
@@ -32,12 +37,13 @@ export class SchedulingRepository {
         const now = new Date();
         for (const device of ['gpu', 'cpu'] as const) {
           const ids = admitted.filter((a) => a.device === device).map((a) => a.jobId);
+          marked.push(...ids);
           if (ids.length > 0) await tx.job.updateMany({ where: { id: { in: ids }, status: 'queued', dispatchedAt: null }, data: { dispatchedAt: now, dispatchedDevice: device } });
         }
         return admitted.length;
       },
       { timeout: 30_000 },
-    );
+    ));
   }
 
   /** Waiting and active jobs, live workers, and the quotas and recent usage of the jobs' owners. */

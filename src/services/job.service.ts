@@ -74,13 +74,14 @@ export class JobService {
     };
   }
 
+  /** The job's row may be up to STARLAB_JOB_VIEW_MS old (JobRowCache): the caller's own changes show at once. */
   async get(principal: Principal, id: string): Promise<JobView> {
-    return this.view(await this.readable(principal, id));
+    return this.view(await this.readable(principal, id, 'recent'));
   }
 
-  /** A job the caller may read, else 404 (another user's job is not disclosed). */
-  async readable(principal: Principal, id: string): Promise<JobRow> {
-    const job = isUuid(id) ? await this.jobs.findById(id) : null;
+  /** A job the caller may read, else 404 (another user's job is not disclosed). Decisions read it `fresh`. */
+  async readable(principal: Principal, id: string, read: 'fresh' | 'recent' = 'fresh'): Promise<JobRow> {
+    const job = !isUuid(id) ? null : read === 'recent' ? await this.jobs.findRecent(id) : await this.jobs.findById(id);
     if (!job || !canRead(principal, job)) throw new NotFound('job', id);
     return job;
   }

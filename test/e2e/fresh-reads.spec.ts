@@ -4,14 +4,14 @@ import { TestStack, tinyJob } from '../support/stack';
  * Reads stay true with the API's caches (docs/performance.md): what a caller changes through a
  * replica shows on their next read there, and what changes behind its back shows within the
  * stated bound. The bounds are set so that a pass can only come from the right mechanism: a
- * principal is kept 2 s; the queue plan is kept a minute and the dispatcher's own passes come a
- * minute apart, so a fresh queue read can only come from this replica's own change (the copy it
- * drops or patches, the pass it kicks).
+ * principal is kept 2 s; the queue plan and job rows are kept a minute and the dispatcher's own
+ * passes come a minute apart, so a fresh queue or job read can only come from this replica's own
+ * change (the copy it drops or patches, the pass it kicks).
  */
 const PRINCIPAL_CACHE_MS = 2000;
 
 describe('fresh reads through the caches (real HTTP, Postgres, Redis)', () => {
-  const stack = new TestStack({ apiEnv: { STARLAB_PRINCIPAL_CACHE_MS: String(PRINCIPAL_CACHE_MS), STARLAB_QUEUE_VIEW_MS: '60000', STARLAB_DISPATCH_INTERVAL_MS: '60000' } });
+  const stack = new TestStack({ apiEnv: { STARLAB_PRINCIPAL_CACHE_MS: String(PRINCIPAL_CACHE_MS), STARLAB_QUEUE_VIEW_MS: '60000', STARLAB_JOB_VIEW_MS: '60000', STARLAB_DISPATCH_INTERVAL_MS: '60000' } });
   let ann: { id: string; key: string; keyId: string };
   let bob: { id: string; key: string; keyId: string };
 
@@ -117,7 +117,9 @@ describe('fresh reads through the caches (real HTTP, Postgres, Redis)', () => {
     const worker = stack.startWorker('fresh-reads');
     while ((await stack.prisma.worker.count()) === 0) await new Promise((resolve) => setTimeout(resolve, 100));
     const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 4, checkpointEvery: 2, name: 'rolls-back' }) });
-    await stack.waitForJob(job.id, (j) => j.status === 'succeeded', 90_000);
+    // The worker's changes reach this replica's job GET only after a minute here: watch Postgres.
+    while ((await stack.prisma.job.findUniqueOrThrow({ where: { id: job.id } })).status !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 200));
+    expect((await get(job.id, stack.adminKey)).status).toBe('succeeded'); // read (and kept) after it finished
     const steps = async () => (await stack.request('GET', `/v1/jobs/${job.id}/metrics`)).body.data.map((r: { step: number }) => r.step);
     expect(await steps()).toEqual([0, 1, 2, 3, 4]);
     expect(await steps()).toEqual([0, 1, 2, 3, 4]); // the kept copy
@@ -125,7 +127,34 @@ describe('fresh reads through the caches (real HTTP, Postgres, Redis)', () => {
     worker.kill('SIGKILL');
     await worker.exited;
     const checkpoint = (await stack.request('GET', `/v1/jobs/${job.id}/checkpoints`)).body.data.find((c: { step: number }) => c.step === 2);
-    expect((await stack.request('POST', `/v1/jobs/${job.id}/rollback`, { body: { checkpointId: checkpoint.id } })).status).toBe(200);
+    const rolledBack = await stack.request('POST', `/v1/jobs/${job.id}/rollback`, { body: { checkpointId: checkpoint.id } });
+    expect(rolledBack.status).toBe(200);
     expect(await steps()).toEqual([0, 1, 2]);
+    // The job GET had kept the finished row; the rollback's change shows at once.
+    expect(rolledBack.body.status).not.toBe('succeeded');
+    expect(await get(job.id, stack.adminKey)).toMatchObject({ status: rolledBack.body.status, currentStep: 2 });
   }, 120_000);
+});
+
+describe('a job changed behind the replica (a worker, another replica) within STARLAB_JOB_VIEW_MS', () => {
+  const JOB_VIEW_MS = 1500;
+  const stack = new TestStack({ apiEnv: { STARLAB_JOB_VIEW_MS: String(JOB_VIEW_MS) } });
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop(), 30_000);
+
+  it('serves the kept row until the bound, then the change', async () => {
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: { ...tinyJob({ name: 'behind' }), device: 'gpu' } });
+    expect((await stack.request('GET', `/v1/jobs/${job.id}`)).body.status).toBe('queued'); // now kept
+    const changedAt = Date.now();
+    await stack.prisma.job.update({ where: { id: job.id }, data: { status: 'paused' } });
+    // Read at once, the kept row still says queued: the GET did not ask Postgres.
+    expect((await stack.request('GET', `/v1/jobs/${job.id}`)).body.status).toBe('queued');
+    let status = 'queued';
+    while (status === 'queued' && Date.now() - changedAt < 3 * JOB_VIEW_MS) {
+      status = (await stack.request('GET', `/v1/jobs/${job.id}`)).body.status;
+      if (status === 'queued') await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(status).toBe('paused');
+    expect(Date.now() - changedAt).toBeLessThan(JOB_VIEW_MS + 500);
+  });
 });

@@ -1,5 +1,6 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { APP_CONFIG, loadConfig } from '../../src/config/config';
+import { JobRowCache } from '../../src/repositories/job-row-cache';
 import { JobRepository } from '../../src/repositories/job.repository';
 import { DATABASE_URL, PrismaService } from '../../src/repositories/prisma.service';
 import { ResultsRepository } from '../../src/repositories/results.repository';
@@ -31,7 +32,7 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
     database = await createTestDatabase();
     const config = loadConfig({ DATABASE_URL: database.url, STARLAB_BACKEND: 'wasm', STARLAB_WORKER_NAME: 'runner-under-test', STARLAB_CONTROL_POLL_MS: '100', ...env });
     moduleRef = await Test.createTestingModule({
-      providers: [PrismaService, { provide: DATABASE_URL, useValue: database.url }, { provide: APP_CONFIG, useValue: config }, JobRepository, ResultsRepository, WebhookRepository, UsageRepository, JobRunnerService],
+      providers: [PrismaService, { provide: DATABASE_URL, useValue: database.url }, { provide: APP_CONFIG, useValue: config }, JobRowCache, JobRepository, ResultsRepository, WebhookRepository, UsageRepository, JobRunnerService],
     }).compile();
     await moduleRef.init();
     runner = moduleRef.get(JobRunnerService);

@@ -1,5 +1,6 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { DATABASE_URL, PrismaService } from '../../src/repositories/prisma.service';
+import { JobRowCache, NO_JOB_ROW_CACHE } from '../../src/repositories/job-row-cache';
 import { ResultsRepository } from '../../src/repositories/results.repository';
 import { withRetry } from '../../src/services/retry';
 import { createTestDatabase, TestDatabase } from '../support/database';
@@ -25,7 +26,7 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
     const proxied = new URL(database.url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
-    moduleRef = await Test.createTestingModule({ providers: [PrismaService, { provide: DATABASE_URL, useValue: proxied.toString() }, ResultsRepository] }).compile();
+    moduleRef = await Test.createTestingModule({ providers: [PrismaService, { provide: DATABASE_URL, useValue: proxied.toString() }, { provide: JobRowCache, useValue: NO_JOB_ROW_CACHE }, ResultsRepository] }).compile();
     await moduleRef.init();
     prisma = moduleRef.get(PrismaService);
     results = moduleRef.get(ResultsRepository);
