@@ -17,10 +17,11 @@ function cells(s: CellSummary, seedsWanted: number): string[] {
     num(s.branches, 1),
     s.toolCalls === undefined ? '–' : `${num(s.toolCalls)} (${pct(s.toolSuccess ?? 0)}% ran)`,
     `${s.minutes.toFixed(1)} min`,
+    s.firstWarnings.join('; '),
   ];
 }
 
-const HEADER = ['eval success % (min–max)', 'after warm-up %', 'pass@k %', 'distinct action seqs / prompt', 'entropy start / mid / end', 'branches / prompt', 'tool calls / episode', 'wall time / run'];
+const HEADER = ['eval success % (min–max)', 'after warm-up %', 'pass@k %', 'distinct action seqs / prompt', 'entropy start / mid / end', 'branches / prompt', 'tool calls / episode', 'wall time / run', 'first collapse warning, per seed'];
 
 /**
  * Prints the table as Markdown, a line per environment and preset and the random agent (and

@@ -16,6 +16,8 @@ export interface CellSummary {
   toolCalls?: number;
   toolSuccess?: number;
   minutes: number;
+  /** Per seed, the first collapse warning (severity ≥ warning) as "step N detector", "none", or "–" for a run stored before warnings were kept. */
+  firstWarnings: string[];
 }
 
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -50,6 +52,7 @@ export function summarise(results: readonly AlgorithmResult[]): CellSummary | un
     toolCalls: perSeed(results, 'toolCalls', mean),
     toolSuccess: perSeed(results, 'toolSuccess', mean),
     minutes: mean(results.map((r) => r.seconds)) / 60,
+    firstWarnings: results.map((r) => (r.warnings === undefined ? '–' : r.warnings.length === 0 ? 'none' : `step ${r.warnings[0].step} ${r.warnings[0].detector}`)),
   };
 }
 

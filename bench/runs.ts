@@ -65,6 +65,8 @@ export interface BenchResult<K> {
   optimal: number | null;
   backend: string;
   seconds: number;
+  /** The collapse warnings of severity `warning` or above the job's monitor raised (absent in runs stored before they were kept). */
+  warnings?: { step: number; detector: string; severity: string }[];
 }
 
 /** Trains one run on the wasm backend (as every stored run did), passing each step's metrics on. */
@@ -74,17 +76,21 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   const started = Date.now();
   const trainer = await Trainer.create(spec);
   const curve: Record<number, number> = {};
+  const warnings: NonNullable<BenchResult<K>['warnings']> = [];
   await trainer.run({
     onStep: (step, metrics) => {
       const success = metrics[EVAL_METRICS.sampled.success];
       if (success !== undefined) curve[step] = success;
       onStep(step, metrics);
     },
+    onWarnings: (step, raised) => {
+      for (const w of raised) if (w.severity !== 'info') warnings.push({ step, detector: w.detector, severity: w.severity });
+    },
   });
   const backend = trainer.backend;
   trainer.dispose();
   const seconds = (Date.now() - started) / 1000;
-  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds };
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warnings };
 }
 
 /** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */

@@ -30,6 +30,7 @@ describe("bench/algorithms: AEPO's claims", () => {
     seeds: 3,
     success: { mean: success, min: success - 0.01, max: success + 0.01 },
     afterWarmup: 0.1,
+    firstWarnings: ['none', 'none', 'none'],
     distinct,
     entropy: { start: 0.5, mid: 0.5, end, lateStd },
     minutes: 1,
