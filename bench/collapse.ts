@@ -31,9 +31,10 @@ export interface SuiteRun {
    * calibrated on the other runs; round 2 after kl_overshoot, the rise rule of the collapse step
    * and reward_std_drop's severity were decided on rounds 0 and 1. `abrupt`: learning rates up to
    * 0.05 with both advantage kinds on every environment, added with kl_spike (breaks within a few
-   * steps of the start).
+   * steps of the start). `aepo`: the AEPO preset (tree rollouts, its clipping-balanced loss and
+   * entropy-aware advantage) on the detectors' defaults, added after every threshold was set.
    */
-  heldOut?: 1 | 2 | 'abrupt';
+  heldOut?: 1 | 2 | 'abrupt' | 'aepo';
 }
 
 /**
@@ -58,6 +59,13 @@ const sokoban = (preset: string, learningRate: number, steps: number, seed = 1) 
 
 const ABRUPT_RATES = [1e-2, 2e-2, 5e-2];
 const ENVIRONMENTS: [string, typeof bandit][] = [['bandit', bandit], ['frozenlake', frozenLake], ['sokoban', sokoban]];
+/** AEPO at the default learning rate, 1e-3 (healthy), and at rates that break it, on the Bandit and on multi-turn FrozenLake, where its trees branch. */
+const AEPO: SuiteRun[] = [
+  { name: 'bandit-aepo', expectation: 'healthy', spec: bandit('aepo', 1e-3, 100), heldOut: 'aepo' },
+  ...ABRUPT_RATES.map((lr) => ({ name: `bandit-aepo-lr${lr}`, expectation: 'collapse' as const, spec: bandit('aepo', lr, 25), heldOut: 'aepo' as const })),
+  { name: 'frozenlake-aepo', expectation: 'healthy', spec: frozenLake('aepo', 1e-3, 50), heldOut: 'aepo' },
+  { name: 'frozenlake-aepo-lr0.02', expectation: 'collapse', spec: frozenLake('aepo', 2e-2, 25), heldOut: 'aepo' },
+];
 const ABRUPT: SuiteRun[] = ENVIRONMENTS.flatMap(([env, make]) =>
   ['starpo-ppo', 'starpo-grpo'].flatMap((preset) =>
     ABRUPT_RATES.map((lr) => ({ name: `${env}-${preset.replace('starpo-', '')}-lr${lr}`, expectation: 'collapse' as const, spec: make(preset, lr, 25), heldOut: 'abrupt' as const })),
@@ -88,6 +96,7 @@ export const SUITE: SuiteRun[] = [
   { name: 'bandit-s-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s', 1e-3, 150, 3), heldOut: 2 },
   { name: 'bandit-s-grpo-lr1e-3-seed3', expectation: 'healthy', spec: bandit('starpo-s-grpo', 1e-3, 150, 3), heldOut: 2 },
   ...ABRUPT,
+  ...AEPO,
 ];
 
 export type Series = { step: number; metrics: Metrics }[];
@@ -166,7 +175,7 @@ async function main(): Promise<void> {
   for (const { run, score: s } of scores) {
     const first = s.firstWarning ? `${s.firstWarning.step} (${s.firstWarning.detector}, ${s.firstWarning.severity})` : '–';
     const alarms = s.collapse === null ? s.warnings.map((w) => `${w.step}:${w.detector}/${w.severity}`).join(' ') || 'none' : '';
-    const mark = run.heldOut === 'abrupt' ? ' †' : run.heldOut ? ' ' + '*'.repeat(run.heldOut) : '';
+    const mark = run.heldOut === 'abrupt' ? ' †' : run.heldOut === 'aepo' ? ' ‡' : run.heldOut ? ' ' + '*'.repeat(run.heldOut) : '';
     console.log(`${(s.name + mark).padEnd(36)} ${s.expectation.padEnd(9)} ${String(s.collapse ?? '–').padStart(8)}  ${first.padEnd(40)} ${String(s.lead ?? '–').padStart(5)}   ${alarms}`);
   }
   console.log('(* held out, round 1: added after the stop-8 thresholds were set; ** round 2: added after kl_overshoot, the rise rule and reward_std_drop as info were decided; † abrupt: learning rates up to 0.05, added with kl_spike)');
@@ -174,6 +183,7 @@ async function main(): Promise<void> {
   summarize('held-out runs, round 1', scores.filter((s) => s.run.heldOut === 1).map((s) => s.score));
   summarize('held-out runs, round 2', scores.filter((s) => s.run.heldOut === 2).map((s) => s.score));
   summarize('abrupt breaks (learning rates up to 0.05)', scores.filter((s) => s.run.heldOut === 'abrupt').map((s) => s.score));
+  summarize('AEPO (tree rollouts), healthy and abrupt', scores.filter((s) => s.run.heldOut === 'aepo').map((s) => s.score));
   summarize('all runs', scores.map((s) => s.score));
   const breaks = scores.map((s) => s.score).filter((s) => (s.collapse ?? s.declined) !== null && (s.collapse ?? s.declined)! >= 2);
   const warnedBefore = breaks.filter((s) => s.warnings.some((w) => w.step < (s.collapse ?? s.declined)!));

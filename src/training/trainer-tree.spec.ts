@@ -1,5 +1,6 @@
 import { useTestBackend } from '../../test/support/tf';
 import type { TrajectoryRecord } from './records';
+import type { CollapseWarning } from './signals/collapse';
 import type { Metrics } from './signals/step-metrics';
 import { parseJobSpec } from './spec/validate';
 import { Trainer } from './trainer';
@@ -22,7 +23,7 @@ async function collect(trainer: Trainer, stopAfter?: number) {
   const steps = new Map<number, Metrics>();
   const records = new Map<number, TrajectoryRecord[]>();
   const checkpoints = new Map<number, Uint8Array>();
-  const warnings: unknown[] = [];
+  const warnings: CollapseWarning[] = [];
   await trainer.run({
     onStep: (step, metrics) => void steps.set(step, deterministic(metrics)),
     onTrajectories: (step, rows) => void records.set(step, rows),
@@ -61,7 +62,8 @@ describe('Trainer with tree rollouts', () => {
     }
     // The trees did branch.
     expect([1, 2, 3, 4].reduce((n, step) => n + run.steps.get(step)!['rollout/branches_per_prompt'], 0)).toBeGreaterThan(0);
-    expect(Array.isArray(run.warnings)).toBe(true);
+    // The monitor ran on its defaults and this short, healthy run raised nothing above info.
+    expect(run.warnings.filter((w) => w.severity !== 'info')).toEqual([]);
   }, 120_000);
 
   it('aepo resumes from a checkpoint with exactly the metrics of the uninterrupted run', async () => {
