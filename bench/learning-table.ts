@@ -58,6 +58,8 @@ export const COLUMNS: readonly Column[] = [
   // Learning without an expert: levers on top of StarPO-S from the format warm-up.
   column('format', 'starpo-s', THREE_SEEDS, 'world model', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } }),
   column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', { algorithm: { worldModelCoef: 1 } }),
+  // Step-level credit: GiGPO's anchor-state advantages compare the actions taken from one state.
+  column('format', 'gigpo', THREE_SEEDS),
 ];
 
 export interface RunKey {
