@@ -19,10 +19,11 @@ export interface BenchService {
   stop(): Promise<void>;
 }
 
+/** Each run takes a prefix of its own: a deployment claims its prefix in Redis, and a later bench on the same port has another database. */
 export async function startService(extraEnv: Record<string, string> = {}): Promise<BenchService> {
   const database = await createTestDatabase();
   const port = String(3900 + Math.floor(Math.random() * 90));
-  const env = { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: port, STARLAB_ADMIN_KEY: BENCH_KEY, STARLAB_QUEUE_PREFIX: `bench-${port}`, STARLAB_BACKEND: 'wasm', ...extraEnv };
+  const env = { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: port, STARLAB_ADMIN_KEY: BENCH_KEY, STARLAB_QUEUE_PREFIX: `bench-${port}-${Date.now().toString(36)}`, STARLAB_BACKEND: 'wasm', ...extraEnv };
   const start = (entry: string): ChildProcess => spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
   const processes = [start('main.ts'), start('worker.ts')];
   const base = `http://127.0.0.1:${port}`;
