@@ -43,14 +43,15 @@ function jobRowOf(row: Record<string, unknown>): JobRow {
 
 function camelCase(row: Record<string, unknown>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const column in row) out[FIELD_OF.get(column) ?? fieldOf(column)] = row[column];
+  for (const column in row) out[fieldOf(column)] = row[column];
   return out;
 }
 
-const FIELD_OF = new Map<string, string>();
+/** A column's field name, worked out once per column (this runs on every job GET). */
+const FIELDS = new Map<string, string>();
 function fieldOf(column: string): string {
-  const field = column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
-  FIELD_OF.set(column, field);
+  let field = FIELDS.get(column);
+  if (field === undefined) FIELDS.set(column, (field = column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase())));
   return field;
 }
 

@@ -53,8 +53,9 @@ export class ResultsRepository {
    *
    * One SQL statement (data-modifying CTEs, committed as one transaction before it answers):
    * the worker pays one round trip per step instead of a transaction of six, with the
-   * trajectories as one JSON parameter, as a prepared statement (PrismaService.prepared). Every part sees the rows as they were before the
-   * statement, so `first` tells whether the metrics row existed.
+   * trajectories as one JSON parameter, as a prepared statement (PrismaService.prepared).
+   * Every part sees the rows as they were before the statement, so `first` tells whether the
+   * metrics row existed.
    */
   async saveStep(jobId: string, step: number, totalSteps: number, metrics: Record<string, number>, trajectories: TrajectoryRecord[]): Promise<void> {
     const json = JSON.stringify(metrics);
