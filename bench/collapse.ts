@@ -56,6 +56,7 @@ const frozenLake = (preset: string, learningRate: number, steps: number, seed = 
 const slippery = (preset: string, learningRate: number, steps: number, seed = 1) => job('frozenlake', { slippery: true }, preset, learningRate, steps, seed);
 const bandit = (preset: string, learningRate: number, steps: number, seed = 1) => job('bandit', {}, preset, learningRate, steps, seed);
 const sokoban = (preset: string, learningRate: number, steps: number, seed = 1) => job('sokoban', {}, preset, learningRate, steps, seed);
+const lookupQa = (preset: string, learningRate: number, steps: number, seed = 1) => job('lookup-qa', {}, preset, learningRate, steps, seed);
 
 const ABRUPT_RATES = [1e-2, 2e-2, 5e-2];
 const ENVIRONMENTS: [string, typeof bandit][] = [['bandit', bandit], ['frozenlake', frozenLake], ['sokoban', sokoban]];
@@ -69,6 +70,8 @@ const AEPO: SuiteRun[] = [
   ...ABRUPT_RATES.map((lr) => ({ name: `bandit-aepo-lr${lr}`, expectation: 'collapse' as const, spec: bandit('aepo', lr, 25), heldOut: 'aepo' as const })),
   { name: 'frozenlake-aepo', expectation: 'healthy', spec: frozenLake('aepo', 1e-3, 50), heldOut: 'aepo' },
   { name: 'frozenlake-aepo-lr0.02', expectation: 'collapse', spec: frozenLake('aepo', 2e-2, 25), heldOut: 'aepo' },
+  { name: 'lookup-qa-aepo', expectation: 'healthy', spec: lookupQa('aepo', 1e-3, 50), heldOut: 'aepo' },
+  { name: 'lookup-qa-aepo-lr0.02', expectation: 'collapse', spec: lookupQa('aepo', 2e-2, 25), heldOut: 'aepo' },
 ];
 const ABRUPT: SuiteRun[] = ENVIRONMENTS.flatMap(([env, make]) =>
   ['starpo-ppo', 'starpo-grpo'].flatMap((preset) =>

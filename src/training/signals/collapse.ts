@@ -162,11 +162,14 @@ export class CollapseMonitor {
     if (s.entropyReference.length < 5 && metrics[METRIC.entropyMean] !== undefined) s.entropyReference.push(metrics[METRIC.entropyMean]);
     this.remember(METRIC.entropyMean, metrics, d.entropy_erratic.window);
     this.remember(METRIC.klUpdate, metrics, d.kl_overshoot.window);
+    // The last `window` steps of success give success_slide the differences it measures noise by.
+    this.remember(METRIC.successRate, metrics, d.success_slide.window + 1);
     const gradHistory = s.history[METRIC.gradNormActor] ?? [];
     return {
       step,
       metrics,
       success,
+      successWindow: d.success_drop.window,
       converged,
       smoothed,
       peak: (name) => s.peak[name] ?? 0,

@@ -17,8 +17,15 @@ export const RECOVERY_BAND = 1.5;
 const MEANINGFUL_PEAK = 0.1;
 /** A valid-format rate that never rose above this has nothing to fall from (no format warm-up). */
 const MEANINGFUL_FORMAT_PEAK = 0.5;
+/**
+ * success_slide fires only when success lies this many standard deviations of its smoothed noise
+ * below the peak. The peak is a maximum of that noise and the current value may sit at its low,
+ * so on a task whose per-step success swings with the questions drawn (lookup-qa) a gap of five
+ * such deviations came with no fall at all (bench/collapse.md).
+ */
+const SLIDE_NOISE_MARGIN = 6;
 /** kl_overshoot needs at least this many steps of `kl/update` since the start or the last change of learning rate. */
-export const KL_MIN_SAMPLES = 5;
+export const KL_MIN_SAMPLES = 10;
 
 /**
  * What every detector may read at one step: the raw metrics, the monitor's smoothed signals and
@@ -29,6 +36,8 @@ export interface StepView {
   metrics: Metrics;
   /** Smoothed success (the window of success_drop). */
   success: number;
+  /** The window success is smoothed over. */
+  successWindow: number;
   /** Success has converged (latched): low variance, entropy and diversity are then expected. */
   converged: boolean;
   smoothed: Readonly<Record<string, number | undefined>>;
@@ -134,7 +143,7 @@ export const DETECTOR_TABLE = [
     };
   }),
   // Steps too large for the trust region PPO assumes, step after step: the learning rate is too high.
-  detector('kl_overshoot', METRIC.klUpdate, { enabled: true, threshold: 0.05, severity: 'warning', window: 20, warmupSteps: 5 }, (v, c) => {
+  detector('kl_overshoot', METRIC.klUpdate, { enabled: true, threshold: 0.05, severity: 'warning', window: 20, warmupSteps: 10 }, (v, c) => {
     const shifts = v.history(METRIC.klUpdate);
     if (shifts.length < Math.min(KL_MIN_SAMPLES, c.window)) return null;
     const typical = median(shifts);
@@ -176,6 +185,23 @@ export const DETECTOR_TABLE = [
       message: `Only ${fmt(100 * valid)}% of responses still parse as actions, below ${fmt(c.threshold)}× the peak ${fmt(100 * peak)}%: updates are overshooting what the policy had learned — the abrupt kind of collapse; a lower learning rate usually helps.`,
     };
   }),
+  // Success sliding from its peak, slowly or at once, by more than its own noise: the early half
+  // of a fall that success_drop confirms.
+  detector('success_slide', METRIC.successRate, { enabled: true, threshold: 0.7, severity: 'warning', window: 20, warmupSteps: 3 }, (v, c) => {
+    const peak = v.peak(METRIC.successRate);
+    const limit = c.threshold * peak;
+    const noise = smoothedNoise(v.history(METRIC.successRate), v.successWindow);
+    if (noise === undefined) return null;
+    const gap = peak - v.success;
+    return {
+      holds: peak >= MEANINGFUL_PEAK && v.success < limit && gap > SLIDE_NOISE_MARGIN * noise,
+      // Re-armed halfway back to the peak, as format_drop: RECOVERY_BAND × limit lies above the peak.
+      recovered: v.success > ((1 + c.threshold) / 2) * peak,
+      value: v.success,
+      threshold: limit,
+      message: `Success slid to ${fmt(v.success)}, below ${fmt(c.threshold)}× its peak ${fmt(peak)} and ${fmt(gap / noise)} times its step-to-step noise: the policy is drifting away from what it had learned (success_drop confirms a collapse at 0.5×); consider rolling back to a checkpoint from before the slide, or a lower learning rate.`,
+    };
+  }),
   // The lagging signal: the collapse itself.
   detector('success_drop', METRIC.successRate, { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 }, (v, c) => {
     const peak = v.peak(METRIC.successRate);
@@ -189,6 +215,21 @@ export const DETECTOR_TABLE = [
     };
   }),
 ] as const satisfies readonly Detector[];
+
+/**
+ * The standard deviation of an exponential moving average over `window` steps of a series whose
+ * step-to-step noise is estimated from its recent values. Successive differences, not the values,
+ * so that a steady drift is not mistaken for noise: for independent noise σ, a difference has
+ * variance 2σ², and the EMA (α = 2/(window+1)) has variance σ²·α/(2−α). Undefined before four values.
+ */
+export function smoothedNoise(recent: readonly number[], window: number): number | undefined {
+  if (recent.length < 4) return undefined;
+  const steps = recent.slice(1).map((x, i) => x - recent[i]);
+  const alpha = 2 / (window + 1);
+  return Math.max((unbiasedStd(steps) / Math.SQRT2) * Math.sqrt(alpha / (2 - alpha)), MIN_NOISE);
+}
+/** A floor for smoothedNoise: a run stuck at one value has no noise, and any slide from it is real. */
+const MIN_NOISE = 1e-3;
 
 export function median(xs: readonly number[]): number {
   const sorted = [...xs].sort((a, b) => a - b);
