@@ -1,4 +1,5 @@
 import type { AlgorithmResult, SeriesName } from './algorithms';
+import { replayWarnings } from './runs';
 
 /** One cell of the algorithms table: a preset on an environment, over the seeds it has. */
 export interface CellSummary {
@@ -16,7 +17,11 @@ export interface CellSummary {
   toolCalls?: number;
   toolSuccess?: number;
   minutes: number;
-  /** Per seed, the first collapse warning (severity ≥ warning) as "step N detector", "none", or "–" for a run stored before warnings were kept. */
+  /**
+   * Per seed, the first collapse warning (severity ≥ warning) as "step N detector", "none", or "–"
+   * for a run stored before warnings were kept: today's detectors replayed where the run kept its
+   * monitor inputs, else what its monitor raised when it trained.
+   */
   firstWarnings: string[];
 }
 
@@ -52,7 +57,7 @@ export function summarise(results: readonly AlgorithmResult[]): CellSummary | un
     toolCalls: perSeed(results, 'toolCalls', mean),
     toolSuccess: perSeed(results, 'toolSuccess', mean),
     minutes: mean(results.map((r) => r.seconds)) / 60,
-    firstWarnings: results.map((r) => (r.warnings === undefined ? '–' : r.warnings.length === 0 ? 'none' : `step ${r.warnings[0].step} ${r.warnings[0].detector}`)),
+    firstWarnings: results.map((r) => replayWarnings(r)).map((w) => (w === undefined ? '–' : w.length === 0 ? 'none' : `step ${w[0].step} ${w[0].detector}`)),
   };
 }
 

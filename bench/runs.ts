@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { initBackend } from '../src/training/backend';
+import { MONITOR_INPUTS, backtest } from '../src/training/signals/collapse';
 import { EVAL_METRICS, type Metrics } from '../src/training/signals/step-metrics';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
@@ -67,6 +68,23 @@ export interface BenchResult<K> {
   seconds: number;
   /** The collapse warnings of severity `warning` or above the job's monitor raised (absent in runs stored before they were kept). */
   warnings?: { step: number; detector: string; severity: string }[];
+  /**
+   * Per RL step (index 0 is step 1), each metric the collapse monitor reads (MONITOR_INPUTS;
+   * null where a step did not report it), so that later detectors can be replayed on the run
+   * (`replayWarnings`). Absent in runs stored before it was kept.
+   */
+  monitor?: Record<string, (number | null)[]>;
+}
+
+/** The warnings (severity ≥ warning) today's detectors raise on a stored run, or what it raised when stored if it kept no monitor inputs. */
+export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | 'monitor'>): BenchResult<unknown>['warnings'] {
+  if (!result.monitor) return result.warnings;
+  const steps = Math.max(...Object.values(result.monitor).map((xs) => xs.length));
+  const series = Array.from({ length: steps }, (_, i) => ({
+    step: i + 1,
+    metrics: Object.fromEntries(Object.entries(result.monitor!).flatMap(([name, xs]) => (xs[i] === null || xs[i] === undefined ? [] : [[name, xs[i]]]))),
+  }));
+  return backtest(series).filter((w) => w.severity !== 'info').map((w) => ({ step: w.step, detector: w.detector, severity: w.severity }));
 }
 
 /** Trains one run on the wasm backend (as every stored run did), passing each step's metrics on. */
@@ -77,10 +95,12 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   const trainer = await Trainer.create(spec);
   const curve: Record<number, number> = {};
   const warnings: NonNullable<BenchResult<K>['warnings']> = [];
+  const monitor: Record<string, (number | null)[]> = Object.fromEntries(MONITOR_INPUTS.map((name) => [name, []]));
   await trainer.run({
     onStep: (step, metrics) => {
       const success = metrics[EVAL_METRICS.sampled.success];
       if (success !== undefined) curve[step] = success;
+      if (step > 0) for (const name of MONITOR_INPUTS) monitor[name][step - 1] = metrics[name] ?? null;
       onStep(step, metrics);
     },
     onWarnings: (step, raised) => {
@@ -90,7 +110,7 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   const backend = trainer.backend;
   trainer.dispose();
   const seconds = (Date.now() - started) / 1000;
-  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warnings };
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warnings, monitor };
 }
 
 /** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */

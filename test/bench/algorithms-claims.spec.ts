@@ -1,6 +1,7 @@
 import type { AlgorithmResult } from '../../bench/algorithms';
 import { aepoClaims } from '../../bench/algorithms-claims';
 import { CellSummary, summarise, windowMean } from '../../bench/algorithms-summary';
+import { replayWarnings } from '../../bench/runs';
 
 /** A stored run with just what the summary reads. */
 const run = (afterRl: number, entropy: number[], extra: Partial<AlgorithmResult['series']> = {}): AlgorithmResult =>
@@ -22,6 +23,24 @@ describe('bench/algorithms summary', () => {
     expect(s.entropy).toEqual({ start: 1, mid: (3 + 1) / 2, end: (5 + 1) / 2, lateStd: (1 + 0) / 2 });
     expect(s.toolCalls).toBeUndefined();
     expect(s.minutes).toBe(2);
+  });
+});
+
+describe('bench runs: collapse warnings replayed from the stored monitor inputs', () => {
+  it("replays today's detectors where a run kept its inputs, and keeps what older runs raised", () => {
+    // kl/update 2 at step 1 (> kl_spike's 0.5), small after; the stored warning list is stale.
+    const steps = 12;
+    const monitor = {
+      'success/rate': Array(steps).fill(0.5),
+      'kl/update': Array.from({ length: steps }, (_, i) => (i === 0 ? 2 : 0.01)),
+      'format/valid_rate': [0.95, null, ...Array(steps - 2).fill(0.95)],
+    };
+    expect(replayWarnings({ warnings: [{ step: 5, detector: 'kl_overshoot', severity: 'warning' }], monitor })).toEqual([{ step: 1, detector: 'kl_spike', severity: 'warning' }]);
+    const older = [{ step: 5, detector: 'kl_overshoot', severity: 'warning' }];
+    expect(replayWarnings({ warnings: older })).toBe(older);
+    expect(replayWarnings({})).toBeUndefined();
+    const s = summarise([{ ...run(0.2, [1]), monitor } as AlgorithmResult, { ...run(0.2, [1]), warnings: [] } as AlgorithmResult, run(0.2, [1])])!;
+    expect(s.firstWarnings).toEqual(['step 1 kl_spike', 'none', '–']);
   });
 });
 

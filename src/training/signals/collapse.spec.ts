@@ -1,4 +1,4 @@
-import { CollapseMonitor, DEFAULT_DETECTORS, backtest, collapseStep } from './collapse';
+import { CollapseMonitor, DEFAULT_DETECTORS, MONITOR_INPUTS, backtest, collapseStep } from './collapse';
 import { DETECTOR_TABLE, smoothedNoise } from './detectors';
 import { METRIC } from './step-metrics';
 import type { Metrics } from './step-metrics';
@@ -276,6 +276,26 @@ describe('template_collapse', () => {
 });
 
 describe('the detector table', () => {
+  it('reads only MONITOR_INPUTS: a series cut down to them backtests the same', () => {
+    // Every detector fires somewhere in this series; the extra metric must change nothing.
+    const run = series(80, (s) => ({
+      ...steady,
+      'success/rate': s <= 20 ? 0.3 + 0.02 * s : 0.1,
+      'reward/std_in_group': s <= 30 ? 0.4 : 0,
+      'entropy/mean': s <= 30 ? 1 : s % 2 ? 0.01 : 0.3,
+      'grad_norm/actor': s === 50 ? 100 : 0.5,
+      'kl/update': s === 1 || s > 40 ? 1 : 0.01,
+      'diversity/template_share': s > 30 ? 1 : 0.2,
+      'diversity/distinct_ratio': s > 30 ? 0.1 : 0.8,
+      'format/valid_rate': s > 60 ? 0.3 : 0.95,
+      'diversity/identical_groups': s / 80,
+    }));
+    const cut = run.map(({ step, metrics }) => ({ step, metrics: Object.fromEntries(MONITOR_INPUTS.map((name) => [name, metrics[name]])) }));
+    const full = backtest(run);
+    expect(new Set(full.map((w) => w.detector)).size).toBe(DETECTOR_TABLE.length);
+    expect(backtest(cut)).toEqual(full);
+  });
+
   it('watches canonical metric names, one entry per detector id', () => {
     const names = new Set<string>(Object.values(METRIC));
     for (const detector of DETECTOR_TABLE) expect([detector.id, names.has(detector.signal)]).toEqual([detector.id, true]);

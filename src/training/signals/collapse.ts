@@ -64,6 +64,21 @@ export interface MonitorState {
   learningRate?: number;
 }
 
+/**
+ * Every metric the monitor reads. A backtest over a series that keeps only these says exactly
+ * what one over the full metrics says, so benches store these to replay later detectors.
+ */
+export const MONITOR_INPUTS = [
+  METRIC.successRate,
+  METRIC.rewardStdInGroup,
+  METRIC.entropyMean,
+  METRIC.gradNormActor,
+  METRIC.klUpdate,
+  METRIC.templateShare,
+  METRIC.distinctRatio,
+  METRIC.formatValid,
+] as const;
+
 const ema = (previous: number | undefined, value: number, window: number) => (previous === undefined ? value : previous + (2 / (window + 1)) * (value - previous));
 
 /**
