@@ -2,9 +2,10 @@ import { SUITE, score, trainSeries } from '../../bench/collapse';
 import { useTestBackend } from '../support/tf';
 
 /**
- * Two runs of bench/collapse, trained for real with their fixed seeds and scored with the default
+ * Three runs of bench/collapse, trained for real with their fixed seeds and scored with the default
  * detectors: an abrupt break (vanilla PPO on the Bandit at a learning rate of 0.01, which its
- * first update already overshoots) and a healthy StarPO-S run.
+ * first update already overshoots), a slow drift (AEPO on the Bandit at 1e-3) and a healthy
+ * StarPO-S run.
  *
  * The abrupt run's success falls below half of what it had within a few steps. No window over
  * several steps can see that coming in time; the single step's `kl/update` can (kl_spike), and
@@ -24,6 +25,17 @@ describe('collapse warnings on real training runs (bench/collapse suite)', () =>
     const first = result.warnings[0];
     expect(first.severity).not.toBe('info');
     expect(first.step).toBeLessThanOrEqual(fall! - 1);
+  }, 300_000);
+
+  it('warns at least one step before a slow drift from the first step', async () => {
+    // AEPO on the Bandit at its default learning rate moves away from the better arm from step 1:
+    // no single update is large and success halves only after ten steps (success_slide's case).
+    const drifting = run('bandit-aepo');
+    const result = score(drifting.name, drifting.expectation, await trainSeries(drifting));
+    const fall = result.collapse ?? result.declined;
+    console.log(`${drifting.name}: fell at ${fall}, warnings ${result.warnings.map((w) => `${w.step}:${w.detector}`).join(' ')}`);
+    expect(fall).not.toBeNull();
+    expect(result.warnings[0].step).toBeLessThanOrEqual(fall! - 1);
   }, 300_000);
 
   it('raises no warning at all on a healthy run', async () => {
