@@ -24,7 +24,11 @@ const MEANINGFUL_FORMAT_PEAK = 0.5;
  * such deviations came with no fall at all (bench/collapse.md).
  */
 const SLIDE_NOISE_MARGIN = 6;
-/** kl_overshoot needs at least this many steps of `kl/update` since the start or the last change of learning rate. */
+/**
+ * kl_overshoot needs at least this many steps of `kl/update`, counted from its warm-up step (the
+ * first updates after a warm-up move the policy most, and say nothing about the learning rate)
+ * or from the last change of learning rate.
+ */
 export const KL_MIN_SAMPLES = 10;
 
 /**
@@ -143,7 +147,7 @@ export const DETECTOR_TABLE = [
     };
   }),
   // Steps too large for the trust region PPO assumes, step after step: the learning rate is too high.
-  detector('kl_overshoot', METRIC.klUpdate, { enabled: true, threshold: 0.05, severity: 'warning', window: 20, warmupSteps: 10 }, (v, c) => {
+  detector('kl_overshoot', METRIC.klUpdate, { enabled: true, threshold: 0.05, severity: 'warning', window: 20, warmupSteps: 5 }, (v, c) => {
     const shifts = v.history(METRIC.klUpdate);
     if (shifts.length < Math.min(KL_MIN_SAMPLES, c.window)) return null;
     const typical = median(shifts);
