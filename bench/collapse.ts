@@ -120,7 +120,9 @@ export async function trainSeries(run: SuiteRun): Promise<Series> {
 async function trainOne(run: SuiteRun, path: string): Promise<void> {
   await initBackend('wasm');
   const series = await trainSeries(run);
-  writeFileSync(path, series.map((row) => JSON.stringify(row)).join('\n') + '\n');
+  // Six significant digits: the cache is committed, and no threshold is that fine.
+  const compact = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isInteger(value) ? Number(value.toPrecision(6)) : value);
+  writeFileSync(path, series.map((row) => JSON.stringify(row, compact)).join('\n') + '\n');
 }
 
 function spawnTrain(run: SuiteRun, path: string): Promise<void> {
