@@ -225,9 +225,16 @@ describe('CollapseMonitor', () => {
     const lows = noisy.slice(1).map(({ metrics }) => (smoothed += (2 / 11) * (metrics['success/rate'] - smoothed)));
     expect(Math.min(...lows)).toBeCloseTo((0.3 * (9 / 11) + 0.1) / (1 + 9 / 11), 3);
     expect(Math.min(...lows)).toBeLessThan(0.7 * 0.3);
+    // Nor a fall of the smoothed value below half the peak (success_drop): 0.3 for five steps,
+    // then 0.25 / 0 in turn (Sokoban near random level swings like this). The EMA's lows approach
+    // (0.25·β)/(1 + β) = 0.1125, below 0.15; the noise is about 0.25/√2·√0.1 = 0.056, and the gap
+    // 0.3 − 0.1125 = 0.19 is ~3.4 of those.
+    const swinging = series(60, (s) => ({ ...steady, 'success/rate': s <= 5 ? 0.3 : s % 2 ? 0.25 : 0 }));
+    expect(backtest(swinging).filter((w) => w.detector.startsWith('success_'))).toEqual([]);
     // The same fall with no noise warns: from a plateau at 0.3 to a steady 0.15.
     const quietFall = series(60, (s) => ({ ...steady, 'success/rate': s <= 20 ? 0.3 : 0.15 }));
     expect(backtest(quietFall).filter((w) => w.detector === 'success_slide')).toHaveLength(1);
+    expect(backtest(series(60, (s) => ({ ...steady, 'success/rate': s <= 20 ? 0.3 : 0.1 }))).filter((w) => w.detector === 'success_drop')).toHaveLength(1);
   });
 
   it('applies per-job rules: disable, threshold, severity, warm-up', () => {

@@ -177,7 +177,7 @@ export class CollapseMonitor {
     if (s.entropyReference.length < 5 && metrics[METRIC.entropyMean] !== undefined) s.entropyReference.push(metrics[METRIC.entropyMean]);
     this.remember(METRIC.entropyMean, metrics, d.entropy_erratic.window);
     if (step >= d.kl_overshoot.warmupSteps) this.remember(METRIC.klUpdate, metrics, d.kl_overshoot.window);
-    // The last `window` steps of success give success_slide the differences it measures noise by.
+    // The last `window` steps of success give success_slide and success_drop the differences they measure noise by.
     this.remember(METRIC.successRate, metrics, d.success_slide.window + 1);
     const gradHistory = s.history[METRIC.gradNormActor] ?? [];
     return {

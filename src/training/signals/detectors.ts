@@ -18,12 +18,12 @@ const MEANINGFUL_PEAK = 0.1;
 /** A valid-format rate that never rose above this has nothing to fall from (no format warm-up). */
 const MEANINGFUL_FORMAT_PEAK = 0.5;
 /**
- * success_slide fires only when success lies this many standard deviations of its smoothed noise
- * below the peak. The peak is a maximum of that noise and the current value may sit at its low,
- * so on a task whose per-step success swings with the questions drawn (lookup-qa) a gap of five
- * such deviations came with no fall at all (bench/collapse.md).
+ * success_slide and success_drop fire only when success lies this many standard deviations of its
+ * smoothed noise below the peak. The peak is a maximum of that noise and the current value may
+ * sit at its low, so where per-step success swings with the states drawn (lookup-qa, Sokoban near
+ * random level) gaps of up to 5.3 such deviations came with no fall at all (bench/collapse.md).
  */
-const SLIDE_NOISE_MARGIN = 6;
+const FALL_NOISE_MARGIN = 6;
 /**
  * kl_overshoot needs at least this many steps of `kl/update`, counted from its warm-up step (the
  * first updates after a warm-up move the policy most, and say nothing about the learning rate)
@@ -198,7 +198,7 @@ export const DETECTOR_TABLE = [
     if (noise === undefined) return null;
     const gap = peak - v.success;
     return {
-      holds: peak >= MEANINGFUL_PEAK && v.success < limit && gap > SLIDE_NOISE_MARGIN * noise,
+      holds: peak >= MEANINGFUL_PEAK && v.success < limit && gap > FALL_NOISE_MARGIN * noise,
       // Re-armed halfway back to the peak, as format_drop: RECOVERY_BAND × limit lies above the peak.
       recovered: v.success > ((1 + c.threshold) / 2) * peak,
       value: v.success,
@@ -210,8 +210,10 @@ export const DETECTOR_TABLE = [
   detector('success_drop', METRIC.successRate, { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 }, (v, c) => {
     const peak = v.peak(METRIC.successRate);
     const limit = c.threshold * peak;
+    const noise = smoothedNoise(v.history(METRIC.successRate), v.successWindow);
+    if (noise === undefined) return null;
     return {
-      holds: peak >= MEANINGFUL_PEAK && v.success < limit,
+      holds: peak >= MEANINGFUL_PEAK && v.success < limit && peak - v.success > FALL_NOISE_MARGIN * noise,
       recovered: v.success > RECOVERY_BAND * limit,
       value: v.success,
       threshold: limit,
