@@ -81,8 +81,7 @@ export class JobService {
 
   /** A job the caller may read, else 404 (another user's job is not disclosed). Decisions read it `fresh`. */
   async readable(principal: Principal, id: string, read: 'fresh' | 'recent' = 'fresh'): Promise<JobRow> {
-    const find = read === 'recent' ? this.jobs.findRecent.bind(this.jobs) : this.jobs.findById.bind(this.jobs);
-    const job = isUuid(id) ? await find(id) : null;
+    const job = !isUuid(id) ? null : await (read === 'recent' ? this.jobs.findRecent(id) : this.jobs.findById(id));
     if (!job || !canRead(principal, job)) throw new NotFound('job', id);
     return job;
   }

@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { mean } from '../algorithms/stats';
-import { DETECTOR_TABLE, DetectorConfig, Severity, StepView, median } from './detectors';
+import { DETECTOR_TABLE, DetectorConfig, Severity, StepView, median, smoothedNoise } from './detectors';
 import { METRIC, type Metrics } from './step-metrics';
 
 export type { DetectorConfig, Severity } from './detectors';
@@ -184,7 +184,7 @@ export class CollapseMonitor {
       step,
       metrics,
       success,
-      successWindow: d.success_drop.window,
+      successNoise: smoothedNoise(s.history[METRIC.successRate] ?? [], d.success_drop.window),
       converged,
       smoothed,
       peak: (name) => s.peak[name] ?? 0,

@@ -40,8 +40,8 @@ export interface StepView {
   metrics: Metrics;
   /** Smoothed success (the window of success_drop). */
   success: number;
-  /** The window success is smoothed over. */
-  successWindow: number;
+  /** The standard deviation of smoothed success from its step-to-step noise (smoothedNoise), once four steps are in. */
+  successNoise: number | undefined;
   /** Success has converged (latched): low variance, entropy and diversity are then expected. */
   converged: boolean;
   smoothed: Readonly<Record<string, number | undefined>>;
@@ -194,7 +194,7 @@ export const DETECTOR_TABLE = [
   detector('success_slide', METRIC.successRate, { enabled: true, threshold: 0.7, severity: 'warning', window: 20, warmupSteps: 3 }, (v, c) => {
     const peak = v.peak(METRIC.successRate);
     const limit = c.threshold * peak;
-    const noise = smoothedNoise(v.history(METRIC.successRate), v.successWindow);
+    const noise = v.successNoise;
     if (noise === undefined) return null;
     const gap = peak - v.success;
     return {
@@ -210,7 +210,7 @@ export const DETECTOR_TABLE = [
   detector('success_drop', METRIC.successRate, { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 }, (v, c) => {
     const peak = v.peak(METRIC.successRate);
     const limit = c.threshold * peak;
-    const noise = smoothedNoise(v.history(METRIC.successRate), v.successWindow);
+    const noise = v.successNoise;
     if (noise === undefined) return null;
     return {
       holds: peak >= MEANINGFUL_PEAK && v.success < limit && peak - v.success > FALL_NOISE_MARGIN * noise,
