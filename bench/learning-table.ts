@@ -60,6 +60,13 @@ export const COLUMNS: readonly Column[] = [
   column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', { algorithm: { worldModelCoef: 1 } }),
   // Step-level credit: GiGPO's anchor-state advantages compare the actions taken from one state.
   column('format', 'gigpo', THREE_SEEDS),
+  // More initial states per step on the same 128 episodes: StarPO-S keeps the top quarter of the
+  // groups, so 8 × 16 updates on 2 maps a step, 32 × 4 on 8.
+  column('format', 'starpo-s', THREE_SEEDS, '32x4', { rollout: { groups: 32, groupSize: 4 } }),
+  // Exploration: ten times RAGEN's entropy bonus of 0.001.
+  column('format', 'starpo-s', THREE_SEEDS, 'entropy 0.01', { algorithm: { entropyCoef: 0.01 } }),
+  // Model size: the width that imitated FrozenLake best.
+  column('format', 'starpo-s', THREE_SEEDS, 'd64', { model: { dModel: 64, heads: 4 } }),
 ];
 
 export interface RunKey {
