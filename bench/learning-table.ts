@@ -58,6 +58,9 @@ export const COLUMNS: readonly Column[] = [
   // Learning without an expert: levers on top of StarPO-S from the format warm-up.
   column('format', 'starpo-s', THREE_SEEDS, 'world model', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } }),
   column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', { algorithm: { worldModelCoef: 1 } }),
+  // The same self-supervised loss given time to read the grid before RL: 1000 format warm-up
+  // steps (random actions, no reward) instead of 150; the RL budget is the row's.
+  column('format', 'starpo-s', THREE_SEEDS, 'world model 1000', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1, steps: 1000 } } }),
   // Step-level credit: GiGPO's anchor-state advantages compare the actions taken from one state.
   column('format', 'gigpo', THREE_SEEDS),
   // More initial states per step on the same 128 episodes: StarPO-S keeps the top quarter of the
