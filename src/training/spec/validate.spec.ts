@@ -31,6 +31,15 @@ describe('parseJobSpec', () => {
     expect(parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ difficulty: 'ragen' });
   });
 
+  it('gives Sokoban from demonstrations width 64 and a 1200-step warm-up, and from format the small model', () => {
+    const demonstrations = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
+    expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 64, heads: 4 });
+    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 1200 });
+    const format = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
+    expect(format.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2 });
+    expect(format.training.warmup).toMatchObject({ kind: 'format', steps: 150 });
+  });
+
   it('lets the job’s own values win over the recipe, section by section', () => {
     const spec = parseJobSpec({
       environment: { id: 'frozenlake' },
