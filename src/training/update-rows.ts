@@ -1,17 +1,11 @@
 import * as tf from '@tensorflow/tfjs';
+import { ACTIVATION_BUDGET_FLOATS, chunksFor } from './accumulate';
 import { gae, gigpoTurnAdvantages, groupZScores, whiten } from './algorithms/advantages';
 import type { AlgorithmConfig } from './algorithms/presets';
-import { PackedBatch, PackedTurns, chunkRows, packTurns } from './policy/batch';
+import { PackedBatch, PackedTurns, packTurns } from './policy/batch';
 import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
-
-/**
- * Floats a forward or backward chunk may keep alive (≈ 256 MB): minibatches of any size are cut
- * into chunks under it and their gradients accumulated, so the peak memory of an update depends
- * on the model and the sequence length, not on the batch the spec asks for.
- */
-export const ACTIVATION_BUDGET_FLOATS = 64 * 1024 * 1024;
 
 /** A packed row of one trajectory (usually all of it) with its per-token training targets. */
 export interface UpdateRow extends PackedTurns {
@@ -34,12 +28,6 @@ export function buildRows(trajectories: readonly Trajectory[]): UpdateRow[] {
       oldValues: [],
     })),
   );
-}
-
-/** Chunks of `rows` whose forward pass (with or without gradients) fits `budget` floats. */
-export function chunksFor(model: TransformerLM, rows: readonly UpdateRow[], withGradients: boolean, budget = ACTIVATION_BUDGET_FLOATS): UpdateRow[][] {
-  const cost = (count: number, length: number) => model.activationFloats(count, length, withGradients);
-  return chunkRows(rows, cost, budget).map((chunk) => chunk.map((i) => rows[i]));
 }
 
 /** V_old at every trained token, from the critic before the update. */

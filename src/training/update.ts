@@ -10,8 +10,8 @@ import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 import { METRIC, Metrics } from './signals/step-metrics';
-import { ACTIVATION_BUDGET_FLOATS, UpdateRow, assignCriticValues, assignGae, assignGigpo, assignGroupZScores, buildRows, chunksFor, minibatches } from './update-rows';
-import { applyClipped } from './warmup';
+import { ACTIVATION_BUDGET_FLOATS, accumulatedStep, chunksFor } from './accumulate';
+import { UpdateRow, assignCriticValues, assignGae, assignGigpo, assignGroupZScores, buildRows, minibatches } from './update-rows';
 
 /** The networks and optimisers one update touches. */
 export interface Learner {
@@ -116,41 +116,6 @@ function weightsByRow(rows: readonly UpdateRow[], config: AlgorithmConfig): Map<
   const mask = rows.map((r) => r.responseIndex.map(() => 1));
   const weights = aggregationWeights(mask, rows.map((r) => r.trajectory), config.lossAggregation);
   return new Map(rows.map((row, i) => [row, weights[i]]));
-}
-
-/**
- * For each chunk of `rows`: `lossOf` prepares the chunk's constant tensors and returns the loss
- * closure to differentiate (which may `tf.keep` metric scalars). The chunks' gradients are summed,
- * their global norm clipped, and one optimiser step taken. Returns the pre-clip norm.
- */
-function accumulatedStep(
-  model: TransformerLM,
-  optimizer: Adam,
-  rows: readonly UpdateRow[],
-  maxGradNorm: number,
-  budget: number,
-  lossOf: (batch: PackedBatch, chunk: UpdateRow[]) => () => tf.Scalar,
-): number {
-  let sum: tf.NamedTensorMap | null = null;
-  for (const chunk of chunksFor(model, rows, true, budget)) {
-    const batch = new PackedBatch(chunk);
-    const { value, grads } = tf.tidy(() => tf.variableGrads(lossOf(batch, chunk), model.trainableVariables()));
-    value.dispose();
-    if (!sum) {
-      sum = grads;
-      continue;
-    }
-    for (const name of Object.keys(grads)) {
-      const added = tf.add(sum[name], grads[name]);
-      tf.dispose([sum[name], grads[name]]);
-      sum[name] = added;
-    }
-  }
-  return applyClipped(optimizer, sum!, variableNames(model), maxGradNorm);
-}
-
-function variableNames(model: TransformerLM): Map<string, string> {
-  return new Map(model.namedVariables().map(([name, v]) => [v.name, name]));
 }
 
 /** Chunk weights as a [B, T] tensor laid out like the chunk's batch. */

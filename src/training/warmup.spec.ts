@@ -25,4 +25,35 @@ describe('supervisedStep', () => {
     frozen.dispose();
     model.dispose();
   });
+
+  it('takes the same step whether the batch is one chunk or one chunk per row', () => {
+    const config = { vocabSize: 10, contextLength: 16, layers: 1, dModel: 16, heads: 2, ffnMultiplier: 2, rope: true };
+    const whole = new TransformerLM(config, 3);
+    const chunked = new TransformerLM(config, 3);
+    // Three episodes of unequal length, so a per-row split changes each chunk's token count.
+    const rows = [
+      ...packTurns([{ context: [1, 2], response: [3, 4] }, { context: [1, 2, 3, 4, 5, 6], response: [7] }]),
+      ...packTurns([{ context: [2], response: [8, 9, 3] }]),
+      ...packTurns([{ context: [4, 4, 1], response: [5] }]),
+    ];
+    const wholeOptimizer = new Adam(whole.namedVariables(), 0.01);
+    const chunkedOptimizer = new Adam(chunked.namedVariables(), 0.01);
+    const wholeLoss = supervisedStep(whole, wholeOptimizer, rows, 1, 0.5);
+    // A budget of the shortest row's forward and backward (4 tokens): every row is its own chunk.
+    const chunkedLoss = supervisedStep(chunked, chunkedOptimizer, rows, 1, 0.5, chunked.activationFloats(1, 4, true));
+    expect(chunkedLoss).toBeCloseTo(wholeLoss, 5);
+    const weights = (model: TransformerLM) => model.namedVariables().flatMap(([, v]) => Array.from(v.dataSync()));
+    const a = weights(whole);
+    const b = weights(chunked);
+    expect(Math.max(...a.map((x, i) => Math.abs(x - b[i])))).toBeLessThan(1e-5);
+    // And the step did move the weights, so the agreement is not that of two untouched models.
+    const initial = new TransformerLM(config, 3);
+    const start = weights(initial);
+    expect(Math.max(...a.map((x, i) => Math.abs(x - start[i])))).toBeGreaterThan(1e-4);
+    initial.dispose();
+    wholeOptimizer.dispose();
+    chunkedOptimizer.dispose();
+    whole.dispose();
+    chunked.dispose();
+  });
 });

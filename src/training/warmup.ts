@@ -1,9 +1,9 @@
 import * as tf from '@tensorflow/tfjs';
-import { aggregationWeights, tokenLogProbs, weightedTokenSum } from './algorithms/losses';
-import { clipByGlobalNorm } from './algorithms/grad';
+import { ACTIVATION_BUDGET_FLOATS, accumulatedStep } from './accumulate';
+import { tokenLogProbs, weightedTokenSum } from './algorithms/losses';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
-import { PackedBatch, PackedTurns, TurnSequence, packTurns } from './policy/batch';
+import { PackedTurns, TurnSequence, packTurns } from './policy/batch';
 import { SPECIAL_TOKENS, THOUGHT_TOKENS, Tokenizer } from './policy/tokenizer';
 import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
@@ -80,36 +80,36 @@ function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition[
 /**
  * One supervised step: token-mean cross-entropy of the responses given their contexts (plus,
  * with `worldModelCoef`, that weight times the token-mean cross-entropy of the environment's
- * feedback between responses), Adam, gradient clipping at `maxGradNorm`. Returns the loss before
- * the update.
+ * feedback between responses), Adam, gradient clipping at `maxGradNorm`. The means are over the
+ * whole batch, whatever the chunks its rows are cut into to fit the activation budget, so the
+ * step's memory depends on the model and the context, not on `training.warmup.batchSize`.
+ * Returns the loss before the update.
  */
-export function supervisedStep(model: TransformerLM, optimizer: Adam, rows: readonly PackedTurns[], maxGradNorm: number, worldModelCoef = 0): number {
-  const batch = new PackedBatch(rows);
-  const names = new Map(model.namedVariables().map(([name, v]) => [v.name, name]));
+export function supervisedStep(
+  model: TransformerLM,
+  optimizer: Adam,
+  rows: readonly PackedTurns[],
+  maxGradNorm: number,
+  worldModelCoef = 0,
+  budget = ACTIVATION_BUDGET_FLOATS,
+): number {
+  const responseTokens = rows.reduce((n, r) => n + r.responseIndex.length, 0);
   const feedbackTokens = rows.reduce((n, r) => n + r.feedbackIndex.length, 0);
-  const { value, grads } = tf.tidy(() => {
+  const parts: tf.Scalar[] = [];
+  accumulatedStep(model, optimizer, rows, maxGradNorm, budget, (batch, chunk) => {
     const inputs = batch.inputTensor();
     const targets = batch.targetOneHot(model.config.vocabSize);
-    const weights = tf.tensor2d(aggregationWeights(batch.responseMask(), rows.map((_, i) => i), 'token-mean'));
-    const feedback = worldModelCoef > 0 && feedbackTokens > 0 ? batch.atTokens(rows.map((r) => r.feedbackIndex), rows.map((r) => r.feedbackIndex.map(() => worldModelCoef / feedbackTokens))) : null;
-    return tf.variableGrads(() => {
-      const { logits } = model.forward(inputs);
-      const logProbs = tokenLogProbs(logits, targets);
-      const loss = tf.neg(weightedTokenSum(logProbs, weights)) as tf.Scalar;
-      return feedback ? (tf.sub(loss, weightedTokenSum(logProbs, feedback)) as tf.Scalar) : loss;
-    }, model.trainableVariables());
+    const weights = batch.atTokens(chunk.map((r) => r.responseIndex), chunk.map((r) => r.responseIndex.map(() => 1 / responseTokens)));
+    const feedback = worldModelCoef > 0 && feedbackTokens > 0 ? batch.atTokens(chunk.map((r) => r.feedbackIndex), chunk.map((r) => r.feedbackIndex.map(() => worldModelCoef / feedbackTokens))) : null;
+    return () => {
+      const logProbs = tokenLogProbs(model.forward(inputs).logits, targets);
+      const response = tf.neg(weightedTokenSum(logProbs, weights)) as tf.Scalar;
+      const loss = feedback ? (tf.sub(response, weightedTokenSum(logProbs, feedback)) as tf.Scalar) : response;
+      parts.push(tf.keep(loss.clone()));
+      return loss;
+    };
   });
-  applyClipped(optimizer, grads, names, maxGradNorm);
-  const loss = value.dataSync()[0];
-  value.dispose();
+  const loss = parts.reduce((sum, part) => sum + part.dataSync()[0], 0);
+  tf.dispose(parts);
   return loss;
-}
-
-/** Clips gradients by global norm, applies them by parameter name, disposes them; returns the pre-clip norm. */
-export function applyClipped(optimizer: Adam, grads: tf.NamedTensorMap, names: Map<string, string>, maxGradNorm: number): number {
-  const keys = Object.keys(grads);
-  const { clipped, norm } = clipByGlobalNorm(keys.map((k) => grads[k]), maxGradNorm);
-  if (Number.isFinite(norm)) optimizer.apply(new Map(keys.map((k, i) => [names.get(k)!, clipped[i]])));
-  tf.dispose([...Object.values(grads), ...clipped]);
-  return norm;
 }
