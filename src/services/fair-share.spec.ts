@@ -154,13 +154,15 @@ describe('planAdmission at scale', () => {
     }
   });
 
-  it('plans 5,000 jobs of 100 users in well under a request budget', () => {
+  // Its speed at this size is measured by bench/scheduling, not asserted here: a timed test fails
+  // on a busy machine and proves nothing on a fast one.
+  it('plans 5,000 jobs of 100 users: every job once, in positions 1..n, 8 admitted', () => {
     const pending = Array.from({ length: 5000 }, (_, i) => job(`j${i}`, `u${i % 100}`, i % 50));
-    const started = process.hrtime.bigint();
     const plan = planAdmission(pending, [], cpu(8));
-    const ms = Number(process.hrtime.bigint() - started) / 1e6;
     expect(plan).toHaveLength(5000);
-    expect(ms).toBeLessThan(250); // the sorting planner took seconds here; the heap takes a few ms
+    expect(new Set(plan.map((p) => p.jobId)).size).toBe(5000);
+    expect(plan.map((p) => p.position)).toEqual(plan.map((_, i) => i + 1));
+    expect(plan.filter((p) => p.admit).length).toBe(8);
   });
 });
 
