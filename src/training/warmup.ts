@@ -99,7 +99,7 @@ export function supervisedStep(
   accumulatedStep(model, optimizer, rows, maxGradNorm, budget, (batch, chunk) => {
     const inputs = batch.inputTensor();
     const targets = batch.targetOneHot(model.config.vocabSize);
-    const weights = batch.atTokens(chunk.map((r) => r.responseIndex), chunk.map((r) => r.responseIndex.map(() => 1 / responseTokens)));
+    const weights = batch.perToken(chunk.map((r) => r.responseIndex.map(() => 1 / responseTokens)));
     const feedback = worldModelCoef > 0 && feedbackTokens > 0 ? batch.atTokens(chunk.map((r) => r.feedbackIndex), chunk.map((r) => r.feedbackIndex.map(() => worldModelCoef / feedbackTokens))) : null;
     return () => {
       const logProbs = tokenLogProbs(model.forward(inputs).logits, targets);
