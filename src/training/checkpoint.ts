@@ -4,6 +4,7 @@ import { decodeCheckpoint, encodeCheckpoint } from './policy/checkpoint-format';
 import { Tokenizer } from './policy/tokenizer';
 import { TransformerConfig, TransformerLM } from './policy/transformer';
 import type { RngState } from './random';
+import type { SelfImitationState } from './self-imitation';
 import type { MonitorState } from './signals/collapse';
 import type { Learner } from './update';
 
@@ -16,6 +17,8 @@ export interface TrainerState {
   updateRng: RngState;
   /** Collapse detectors' memory, so warnings after a resume match the uninterrupted run. */
   monitor: MonitorState;
+  /** The self-imitation buffer, when the job uses one. */
+  selfImitation?: SelfImitationState;
 }
 
 interface CheckpointMeta {
@@ -55,6 +58,7 @@ export function saveCheckpoint(learner: Learner, tokenizer: Tokenizer, state: Tr
   addModel('reference', learner.reference);
   addOptimizer('actor_adam', learner.actor, learner.actorOptimizer);
   addOptimizer('critic_adam', learner.critic, learner.criticOptimizer);
+  addOptimizer('imitation_adam', learner.actor, learner.imitationOptimizer ?? null);
   const meta: CheckpointMeta = {
     format: 1,
     state,
@@ -84,6 +88,7 @@ export function restoreCheckpoint(bytes: Uint8Array, learner: Learner, tokenizer
   };
   loadAdam('actor_adam', learner.actor, learner.actorOptimizer);
   loadAdam('critic_adam', learner.critic, learner.criticOptimizer);
+  loadAdam('imitation_adam', learner.actor, learner.imitationOptimizer ?? null);
   return meta.state;
 }
 

@@ -62,6 +62,36 @@ describe('Trainer', () => {
     expect(full.steps.get(6)!['loss/value']).toBeDefined();
   }, 120_000);
 
+  it('self-imitation: replays its successes and resumes with its buffer and optimiser exactly', async () => {
+    const spec = () =>
+      tinySpec({
+        environment: { id: 'bandit' },
+        algorithm: { id: 'starpo-s', config: { miniBatchSize: 4, selfImitationSteps: 1, selfImitationBatchSize: 4, selfImitationBufferSize: 6 } },
+        // Enough warm-up for well-formed answers, so that some episodes succeed.
+        training: { steps: 5, evalEvery: 0, evalEpisodes: 8, checkpointEvery: 2, warmup: { steps: 60, batchSize: 16, learningRate: 0.01 } },
+      });
+    const straight = await Trainer.create(spec());
+    const full = await collect(straight);
+    straight.dispose();
+    const added = [1, 2, 3, 4, 5].map((step) => full.steps.get(step)!['self_imitation/added']);
+    expect(added.reduce((a, b) => a + b, 0)).toBeGreaterThan(0);
+    // FIFO at capacity 6: the buffer holds what was added, up to 6.
+    let held = 0;
+    for (const [i, n] of added.entries()) {
+      held = Math.min(6, held + n);
+      expect(full.steps.get(i + 1)!['self_imitation/buffer']).toBe(held);
+    }
+    expect(full.steps.get(5)!['self_imitation/loss']).toBeGreaterThan(0);
+
+    const first = await Trainer.create(spec());
+    const interrupted = await collect(first, 2);
+    first.dispose();
+    const resumed = await Trainer.create(spec(), { resumeFrom: interrupted.checkpoints.get(2)! });
+    const rest = await collect(resumed);
+    resumed.dispose();
+    for (const step of [3, 4, 5]) expect(rest.steps.get(step)).toEqual(full.steps.get(step));
+  }, 120_000);
+
   it('reports every canonical metric of this stage and keeps the tensor count flat across steps', async () => {
     const trainer = await Trainer.create(tinySpec({ training: { steps: 8, evalEvery: 4, evalEpisodes: 4, checkpointEvery: 0, warmup: { steps: 3, batchSize: 8 } } }));
     const counts: number[] = [];

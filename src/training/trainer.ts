@@ -17,6 +17,7 @@ import { contextsFor, tokenizerFor } from './episode-io';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
 import { TreeGroupStats, treeRollout, treeSettings } from './rollout/tree';
 import { trainingSeed, warmupSeed } from './seeds';
+import { SelfImitationBuffer } from './self-imitation';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
 import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics, treeMetrics } from './signals/step-metrics';
 import { toolMetrics } from './signals/tool-metrics';
@@ -90,6 +91,7 @@ export class Trainer {
   private updateRng: Rng;
   private lastCheckpointStep = -1;
   private readonly monitor: CollapseMonitor;
+  private readonly imitation: SelfImitationBuffer | null;
 
   private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array) {
     this.backend = backend;
@@ -109,7 +111,9 @@ export class Trainer {
       critic,
       criticOptimizer: critic ? new Adam(critic.namedVariables(), training.learningRate * criticLearningRateScale, weightDecay) : null,
       reference,
+      imitationOptimizer: algorithm.config.selfImitationSteps > 0 ? new Adam(actor.namedVariables(), algorithm.config.selfImitationLearningRate) : null,
     };
+    this.imitation = algorithm.config.selfImitationSteps > 0 ? new SelfImitationBuffer(algorithm.config.selfImitationBufferSize) : null;
     this.monitor = new CollapseMonitor(spec.collapse.rules);
     this.samplingRng = new Rng(training.seed, RNG_STREAM.sampling);
     this.updateRng = new Rng(training.seed, RNG_STREAM.update);
@@ -117,6 +121,7 @@ export class Trainer {
     if (resumeFrom) {
       this.state = restoreCheckpoint(resumeFrom, this.learner, this.tokenizer);
       this.monitor.setState(this.state.monitor);
+      if (this.imitation && this.state.selfImitation) this.imitation.setState(this.state.selfImitation);
       this.samplingRng = Rng.fromState(this.state.samplingRng);
       this.updateRng = Rng.fromState(this.state.updateRng);
       this.lastCheckpointStep = this.state.step;
@@ -169,12 +174,13 @@ export class Trainer {
     this.state.samplingRng = this.samplingRng.getState();
     this.state.updateRng = this.updateRng.getState();
     this.state.monitor = this.monitor.getState();
+    if (this.imitation) this.state.selfImitation = this.imitation.getState();
     return saveCheckpoint(this.learner, this.tokenizer, { ...this.state });
   }
 
   dispose(): void {
-    const { actor, critic, reference, actorOptimizer, criticOptimizer } = this.learner;
-    for (const disposable of [actor, critic, reference, actorOptimizer, criticOptimizer]) disposable?.dispose();
+    const { actor, critic, reference, actorOptimizer, criticOptimizer, imitationOptimizer } = this.learner;
+    for (const disposable of [actor, critic, reference, actorOptimizer, criticOptimizer, imitationOptimizer]) disposable?.dispose();
   }
 
   private isDue(step: number, every: number): boolean {
@@ -216,6 +222,7 @@ export class Trainer {
     const scale = learningRateScale(training.lrSchedule, this.state.step + 1, training.steps);
     this.learner.actorOptimizer.learningRate = training.learningRate * scale;
     if (this.learner.criticOptimizer) this.learner.criticOptimizer.learningRate = training.learningRate * algorithm.config.criticLearningRateScale * scale;
+    if (this.learner.imitationOptimizer) this.learner.imitationOptimizer.learningRate = algorithm.config.selfImitationLearningRate * scale;
     const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
     const { groups, candidates, batches, trees } = this.drawGroups(policy);
     const trajectories = groups.flat();
@@ -226,6 +233,7 @@ export class Trainer {
     if (trees.length > 0) Object.assign(metrics, treeMetrics(trees, Math.min(r.maxTurns, r.groupSize - 1)));
     const updateStarted = Date.now();
     Object.assign(metrics, updatePolicy(this.learner, kept.map((g) => groups[g]), algorithm.config, r.temperature, this.updateRng));
+    if (this.imitation) Object.assign(metrics, this.selfImitate(trajectories));
     // A branch's shared prefix was generated once, by the trajectory it was copied from.
     const generated = trajectories.reduce((n, t) => n + t.turns.slice(t.branchedFrom?.turn ?? 0).reduce((m, turn) => m + turn.response.tokens.length, 0), 0);
     metrics[METRIC.rolloutMs] = rolloutMs;
@@ -235,6 +243,27 @@ export class Trainer {
     const { toolCalls } = this.definition;
     if (toolCalls) Object.assign(metrics, toolMetrics(trajectories, (actions) => toolCalls(this.spec.environment.config, actions)));
     return { metrics, trajectories };
+  }
+
+  /**
+   * Self-imitation after the RL update: every successful episode of the step (all groups drawn,
+   * not only those the filter kept) joins the buffer, then `selfImitationSteps` supervised steps
+   * replay episodes drawn from it (docs/training.md, "Self-imitation").
+   */
+  private selfImitate(trajectories: readonly Trajectory[]): Metrics {
+    const config = this.spec.algorithm.config;
+    const buffer = this.imitation!;
+    const added = buffer.add(trajectories);
+    const losses: number[] = [];
+    for (let i = 0; i < config.selfImitationSteps && buffer.size > 0; i++) {
+      const rows = buffer.sample(this.updateRng, config.selfImitationBatchSize);
+      losses.push(supervisedStep(this.learner.actor, this.learner.imitationOptimizer!, rows, config.maxGradNorm));
+    }
+    return {
+      [METRIC.selfImitationLoss]: losses.length > 0 ? mean(losses) : 0,
+      [METRIC.selfImitationBuffer]: buffer.size,
+      [METRIC.selfImitationAdded]: added,
+    };
   }
 
   /**

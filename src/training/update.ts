@@ -21,6 +21,8 @@ export interface Learner {
   criticOptimizer: Adam | null;
   /** Frozen warm-up policy for the KL penalty; null when klCoef is 0. */
   reference: TransformerLM | null;
+  /** The actor's second optimiser, for self-imitation steps; absent when they are off. */
+  imitationOptimizer?: Adam | null;
 }
 
 /** Rows `policyShift` measures at most: the step's size, not a per-row account. */

@@ -53,6 +53,10 @@ export const AlgorithmConfigSchema = Type.Object(
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
     worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),
+    selfImitationSteps: int(0, 16, "self-imitation: supervised steps on the agent's own successful training episodes after each RL update (a first-in first-out buffer); 0 disables"),
+    selfImitationBatchSize: int(1, 256, 'self-imitation: episodes per supervised step, drawn from the buffer with replacement'),
+    selfImitationBufferSize: int(1, 4096, 'self-imitation: successful episodes the buffer keeps, the oldest evicted first'),
+    selfImitationLearningRate: num(1e-6, 0.1, 'self-imitation: learning rate of its own Adam (scaled by the learning-rate schedule like the actor)'),
     // Tree rollouts (docs/training.md, "Tree rollouts"); every knob follows ARPO's and AEPO's rollout code.
     rollout: Type.Union([Type.Literal('independent'), Type.Literal('arpo'), Type.Literal('aepo')], {
       description: "independent: groupSize rollouts from each initial state; arpo: branch after feedback by ARPO's ΔH rule; aepo: entropy pre-monitoring sets the global samples, branching damped by consecutive branches",
@@ -101,6 +105,10 @@ const STARPO_BASE: AlgorithmConfig = {
   miniBatchSize: 32,
   maxGradNorm: 1,
   worldModelCoef: 0,
+  selfImitationSteps: 0,
+  selfImitationBatchSize: 32,
+  selfImitationBufferSize: 512,
+  selfImitationLearningRate: 1e-3,
   rollout: 'independent',
   branchThreshold: 0.5,
   branchEntropyWeight: 0.2,

@@ -55,6 +55,10 @@ export const METRIC = {
   episodeActions: 'episode/actions',
   explainedVariance: 'value/explained_variance',
   warmupLoss: 'warmup/loss',
+  /** Self-imitation: mean cross-entropy of its replayed episodes, the buffer's size, and the successes the step added. */
+  selfImitationLoss: 'self_imitation/loss',
+  selfImitationBuffer: 'self_imitation/buffer',
+  selfImitationAdded: 'self_imitation/added',
   /** Distinct sequences of executed actions per prompt (group): the rollout clusters AEPO counts. */
   distinctActionSequences: 'diversity/distinct_action_sequences',
   /** Tree rollouts: trajectories created by branching, per prompt. */
