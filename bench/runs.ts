@@ -42,14 +42,35 @@ function withoutNeutral(value: Record<string, unknown>, neutral: Readonly<Record
 }
 
 /**
+ * Knobs that a switch turns off: while the switch (a dotted path) is absent, e.g. left out as
+ * neutral, its knobs are read by nothing, so their values (a recipe's, for one) do not change the
+ * run and are left out of the digest too.
+ */
+export interface Dormant {
+  switch: string;
+  knobs: readonly string[];
+}
+
+function withoutDormant(resolved: Record<string, unknown>, dormant: readonly Dormant[]): Record<string, unknown> {
+  const copy = JSON.parse(JSON.stringify(resolved)) as Record<string, unknown>;
+  const parentOf = (path: string) => path.split('.').slice(0, -1).reduce<Record<string, unknown> | undefined>((node, part) => node?.[part] as Record<string, unknown> | undefined, copy);
+  const leaf = (path: string) => path.split('.').pop()!;
+  for (const rule of dormant) {
+    if (parentOf(rule.switch)?.[leaf(rule.switch)] !== undefined) continue;
+    for (const knob of rule.knobs) delete parentOf(knob)?.[leaf(knob)];
+  }
+  return copy;
+}
+
+/**
  * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
  * change of any default (a recipe, a preset) makes the old result stale instead of silently
  * reused. `neutral` lists knobs added after results were stored, at the value that leaves a run as
  * it was: they are left out of the digest so that adding a knob does not make every stored run stale.
  */
-export function resultId(key: unknown, rawSpec: Record<string, unknown>, neutral: Readonly<Record<string, unknown>> = {}): string {
+export function resultId(key: unknown, rawSpec: Record<string, unknown>, neutral: Readonly<Record<string, unknown>> = {}, dormant: readonly Dormant[] = []): string {
   const { name: _name, ...resolved } = parseJobSpec(rawSpec);
-  const digest = createHash('sha256').update(canonicalJson(withoutNeutral(resolved as unknown as Record<string, unknown>, neutral))).digest('hex').slice(0, 16);
+  const digest = createHash('sha256').update(canonicalJson(withoutDormant(withoutNeutral(resolved as unknown as Record<string, unknown>, neutral), dormant))).digest('hex').slice(0, 16);
   return `${canonicalJson(key)}#${digest}`;
 }
 
@@ -99,7 +120,11 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   await trainer.run({
     onStep: (step, metrics) => {
       const success = metrics[EVAL_METRICS.sampled.success];
-      if (success !== undefined) curve[step] = success;
+      if (success !== undefined) {
+        curve[step] = success;
+        // Progress on stderr (the parent passes it through): a long run is otherwise silent.
+        process.stderr.write(`${String(rawSpec.name)} #${id.slice(-6)}: step ${step}/${key.steps} eval success ${success.toFixed(3)}\n`);
+      }
       if (step > 0) for (const name of MONITOR_INPUTS) monitor[name][step - 1] = metrics[name] ?? null;
       onStep(step, metrics);
     },

@@ -1,10 +1,8 @@
 import { baselines } from '../../bench/baselines';
-import { METRIC, evalSuccessOf } from '../../src/training/signals/step-metrics';
+import { METRIC } from '../../src/training/signals/step-metrics';
 import { parseJobSpec } from '../../src/training/spec/validate';
-import { Trainer } from '../../src/training/trainer';
+import { mean, trainTracking } from '../support/learning';
 import { useTestBackend } from '../support/tf';
-
-const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 /**
  * The default non-slippery FrozenLake job (only the environment, the preset and a budget are
@@ -29,17 +27,8 @@ describe('learning: the default non-slippery FrozenLake job (StarPO-S from demon
     expect(spec.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 400 });
     expect(spec.model.config).toMatchObject({ dModel: 64, layers: 2 });
     const { random } = baselines(spec);
-    const trainer = await Trainer.create(spec);
-    const evals = new Map<number, number>();
-    const rolloutSuccess: number[] = [];
-    await trainer.run({
-      onStep: (step, metrics) => {
-        const value = evalSuccessOf(metrics);
-        if (value !== undefined) evals.set(step, value);
-        if (step > 0) rolloutSuccess.push(metrics[METRIC.successRate]);
-      },
-    });
-    trainer.dispose();
+    const { evals, series } = await trainTracking(spec, [METRIC.successRate]);
+    const rolloutSuccess = series[METRIC.successRate];
     const afterWarmup = evals.get(0)!;
     const final = evals.get(40)!;
     const [first, last] = [mean(rolloutSuccess.slice(0, 10)), mean(rolloutSuccess.slice(-10))];

@@ -134,7 +134,7 @@ function withDefaultsUnder(raw: RawSpec, definition: EnvDefinition | undefined):
   return {
     ...raw,
     environment: isPlainObject(raw.environment) ? { ...raw.environment, config: under(legacy.environment, raw.environment.config) } : raw.environment,
-    algorithm: isPlainObject(algorithm) ? { ...algorithm, config: under(legacy.algorithm, algorithm.config) } : algorithm,
+    algorithm: isPlainObject(algorithm) ? { ...algorithm, config: under({ ...legacy.algorithm, ...recipe.algorithm }, algorithm.config) } : algorithm,
     model: model ? { ...model, config: under({ ...legacy.model, ...recipe.model }, model.config) } : raw.model,
     rollout: under({ ...definition.rolloutDefaults, ...legacy.rollout, ...recipe.rollout }, raw.rollout),
     training:
