@@ -5,7 +5,7 @@
  * overrides, so the table shows what the service does by default.
  */
 
-import { BenchRow, resultId } from './runs';
+import { BenchRow, Dormant, resultId } from './runs';
 
 /** Bump when the training code changes what a run measures: stored results then no longer match. */
 export const LEARNING_REVISION = 1;
@@ -47,29 +47,51 @@ const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix
   seeds,
 });
 
-/** The table's columns: each warm-up with the three presets; StarPO-S over three seeds, also with <think>. */
+/**
+ * RAGEN's update, as the like-for-like cells and the levers measured on top of it ran: without
+ * self-imitation, which the FrozenLake format recipe turns on (src/training/spec/recipes.ts).
+ */
+const RAGEN_UPDATE = { selfImitationSteps: 0 };
+const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => ({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
+/** The format recipe's self-imitation (recipes.ts), named in full so it means the same on every row. */
+const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
+
+/**
+ * The table's columns: each warm-up with the three presets under RAGEN's update; StarPO-S over
+ * three seeds, also with <think>; then the levers for learning without an expert.
+ */
 export const COLUMNS: readonly Column[] = [
-  ...(['format', 'demonstrations'] as const).flatMap((warmup) => [
-    column(warmup, 'starpo-ppo', [1]),
-    column(warmup, 'starpo-grpo', [1]),
-    column(warmup, 'starpo-s', THREE_SEEDS),
-    column(warmup, 'starpo-s', THREE_SEEDS, 'think', { rollout: { think: true, maxTokensPerTurn: 24 } }),
-  ]),
+  ...(['format', 'demonstrations'] as const).flatMap((warmup) => {
+    const update = warmup === 'format' ? withRagenUpdate : (overrides: Column['overrides'] = {}) => overrides;
+    return [
+      column(warmup, 'starpo-ppo', [1], '', update()),
+      column(warmup, 'starpo-grpo', [1], '', update()),
+      column(warmup, 'starpo-s', THREE_SEEDS, '', update()),
+      column(warmup, 'starpo-s', THREE_SEEDS, 'think', update({ rollout: { think: true, maxTokensPerTurn: 24 } })),
+    ];
+  }),
   // Learning without an expert: levers on top of StarPO-S from the format warm-up.
-  column('format', 'starpo-s', THREE_SEEDS, 'world model', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } }),
-  column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', { algorithm: { worldModelCoef: 1 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'world model', withRagenUpdate({ algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } })),
+  column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', withRagenUpdate({ algorithm: { worldModelCoef: 1 } })),
   // The same self-supervised loss given time to read the grid before RL: 1000 format warm-up
   // steps (random actions, no reward) instead of 150; the RL budget is the row's.
-  column('format', 'starpo-s', THREE_SEEDS, 'world model 1000', { algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1, steps: 1000 } } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'world model 1000', withRagenUpdate({ algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1, steps: 1000 } } })),
   // Step-level credit: GiGPO's anchor-state advantages compare the actions taken from one state.
-  column('format', 'gigpo', THREE_SEEDS),
+  column('format', 'gigpo', THREE_SEEDS, '', withRagenUpdate()),
   // More initial states per step on the same 128 episodes: StarPO-S keeps the top quarter of the
   // groups, so 8 × 16 updates on 2 maps a step, 32 × 4 on 8.
-  column('format', 'starpo-s', THREE_SEEDS, '32x4', { rollout: { groups: 32, groupSize: 4 } }),
+  column('format', 'starpo-s', THREE_SEEDS, '32x4', withRagenUpdate({ rollout: { groups: 32, groupSize: 4 } })),
   // Exploration: ten times RAGEN's entropy bonus of 0.001.
-  column('format', 'starpo-s', THREE_SEEDS, 'entropy 0.01', { algorithm: { entropyCoef: 0.01 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'entropy 0.01', withRagenUpdate({ algorithm: { entropyCoef: 0.01 } })),
   // Model size: the width that imitated FrozenLake best.
-  column('format', 'starpo-s', THREE_SEEDS, 'd64', { model: { dModel: 64, heads: 4 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'd64', withRagenUpdate({ model: { dModel: 64, heads: 4 } })),
+  // Self-imitation: the agent's own successful training episodes replayed as supervised examples
+  // after each update, 2, 8, 16 or 32 steps of 32 episodes. 16 is the FrozenLake format default.
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 2', { algorithm: { selfImitationSteps: 2, selfImitationLearningRate: 0.001, selfImitationBufferSize: 512 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 8', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 8 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16', { algorithm: SELF_IMITATION }),
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } }),
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16 d64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
 ];
 
 export interface RunKey {
@@ -110,6 +132,10 @@ export function specOf(key: RunKey): Record<string, unknown> {
  */
 const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.worldModelCoef': 0,
+  'algorithm.config.selfImitationSteps': 0,
+  'algorithm.config.selfImitationBatchSize': 32,
+  'algorithm.config.selfImitationBufferSize': 512,
+  'algorithm.config.selfImitationLearningRate': 0.001,
   'training.warmup.worldModelCoef': 0,
   // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
   // read only when their mode is on.
@@ -131,7 +157,15 @@ const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.entropyMonitorBeta': 0.5,
 };
 
+/** Self-imitation's knobs are read only when its steps are on (its switch left out as neutral when 0). */
+const DORMANT: readonly Dormant[] = [
+  {
+    switch: 'algorithm.config.selfImitationSteps',
+    knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate'],
+  },
+];
+
 /** The identity of a stored result: the key and a digest of the resolved spec it trains (bench/runs.ts). */
 export function keyId(key: RunKey): string {
-  return resultId(key, specOf(key), NEUTRAL_FIELDS);
+  return resultId(key, specOf(key), NEUTRAL_FIELDS, DORMANT);
 }

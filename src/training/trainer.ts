@@ -248,7 +248,7 @@ export class Trainer {
   /**
    * Self-imitation after the RL update: every successful episode of the step (all groups drawn,
    * not only those the filter kept) joins the buffer, then `selfImitationSteps` supervised steps
-   * replay episodes drawn from it (docs/training.md, "Self-imitation").
+   * replay episodes drawn from it (docs/training.md, "Algorithms").
    */
   private selfImitate(trajectories: readonly Trajectory[]): Metrics {
     const config = this.spec.algorithm.config;

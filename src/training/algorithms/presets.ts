@@ -53,7 +53,7 @@ export const AlgorithmConfigSchema = Type.Object(
     miniBatches: Type.Optional(int(1, 32, 'minibatches per epoch, instead of miniBatchSize (how jobs submitted before miniBatchSize were split)')),
     maxGradNorm: num(0.01, 100, 'global gradient-norm clip (the pre-clip norm is reported)'),
     worldModelCoef: num(0, 10, "weight of a self-supervised world-model loss: predicting what the environment wrote after each response (reward, next observation), on the agent's own rollouts; 0 disables"),
-    selfImitationSteps: int(0, 16, "self-imitation: supervised steps on the agent's own successful training episodes after each RL update (a first-in first-out buffer); 0 disables"),
+    selfImitationSteps: int(0, 64, "self-imitation: supervised steps on the agent's own successful training episodes after each RL update (a first-in first-out buffer); 0 disables"),
     selfImitationBatchSize: int(1, 256, 'self-imitation: episodes per supervised step, drawn from the buffer with replacement'),
     selfImitationBufferSize: int(1, 4096, 'self-imitation: successful episodes the buffer keeps, the oldest evicted first'),
     selfImitationLearningRate: num(1e-6, 0.1, 'self-imitation: learning rate of its own Adam (scaled by the learning-rate schedule like the actor)'),

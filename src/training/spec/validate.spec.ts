@@ -40,12 +40,14 @@ describe('parseJobSpec', () => {
     expect(format.training.warmup).toMatchObject({ kind: 'format', steps: 150 });
   });
 
-  it('gives FrozenLake from the format warm-up self-imitation under any preset, and lets the job turn it off', () => {
+  it('gives FrozenLake and Sokoban from the format warm-up self-imitation under any preset, and lets the job turn it off', () => {
     const format = (config?: Record<string, unknown>, id = 'starpo-s') =>
       parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id, ...(config ? { config } : {}) }, training: { warmup: { kind: 'format' } } }).algorithm.config;
     expect(format()).toMatchObject({ selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048, selfImitationBatchSize: 32, filter: 'std-top' });
     expect(format(undefined, 'starpo-grpo')).toMatchObject({ selfImitationSteps: 16, advantage: 'grpo' });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
+    const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
+    expect(sokoban.algorithm.config.selfImitationSteps).toBe(16);
     // From demonstrations, and on environments without the measurement, it stays off.
     expect(parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' } }).algorithm.config.selfImitationSteps).toBe(0);
     expect(parseJobSpec({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' } }).algorithm.config.selfImitationSteps).toBe(0);
