@@ -51,8 +51,8 @@ export interface Dormant {
   knobs: readonly string[];
 }
 
-function withoutDormant(resolved: Record<string, unknown>, dormant: readonly Dormant[]): Record<string, unknown> {
-  const copy = JSON.parse(JSON.stringify(resolved)) as Record<string, unknown>;
+/** Deletes the dormant knobs from `copy` (withoutNeutral's fresh copy, so nothing shared is touched) and returns it. */
+function withoutDormant(copy: Record<string, unknown>, dormant: readonly Dormant[]): Record<string, unknown> {
   const parentOf = (path: string) => path.split('.').slice(0, -1).reduce<Record<string, unknown> | undefined>((node, part) => node?.[part] as Record<string, unknown> | undefined, copy);
   const leaf = (path: string) => path.split('.').pop()!;
   for (const rule of dormant) {

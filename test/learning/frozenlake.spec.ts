@@ -1,7 +1,8 @@
 import { baselines } from '../../bench/baselines';
+import { mean } from '../../src/training/algorithms/stats';
 import { METRIC } from '../../src/training/signals/step-metrics';
 import { parseJobSpec } from '../../src/training/spec/validate';
-import { mean, trainTracking } from '../support/learning';
+import { trainTracking } from '../support/learning';
 import { useTestBackend } from '../support/tf';
 
 /**

@@ -27,5 +27,3 @@ export async function evalSuccessCurve(rawSpec: unknown, label: string): Promise
   console.log(`${label} eval success by step: ${[...evals].map(([step, value]) => `${step}:${value.toFixed(3)}`).join('  ')}`);
   return evals;
 }
-
-export const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
