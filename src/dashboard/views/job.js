@@ -64,7 +64,10 @@ export async function renderJob(main, [id], ctx) {
   }
 
   function renderHeader() {
-    const j = state.job;
+    // The job row and the metrics are read by separate requests, so the row can lag the curves
+    // by a step or two: the header never shows less than the newest step drawn.
+    const newest = state.rows.reduce((m, r) => Math.max(m, r.step), 0);
+    const j = newest > state.job.currentStep ? { ...state.job, currentStep: newest, progress: newest / state.job.totalSteps } : state.job;
     const remaining = eta(j);
     const action = (label, verb, kind = '') =>
       h(
