@@ -67,8 +67,7 @@ const FROM_FORMAT: Recipe = { ...SMALL_MODEL, algorithm: SELF_IMITATION };
  * Sokoban takes twice FrozenLake's replay. StarPO-S from the format warm-up with 32 replay steps
  * per update reached 0.328 (0.301–0.348; seeds 1–3: 0.191 → 0.301, 0.180 → 0.336, 0.230 →
  * 0.348), against 0.264 (0.219–0.332) with 16 (random agent 0.181 on the same seeds, RAGEN's
- * protocol, 100 steps). FrozenLake keeps 16 until a run
- * shows 32 pays there too.
+ * protocol, 100 steps). FrozenLake keeps 16 until a run shows 32 pays there too.
  */
 const SOKOBAN_FROM_FORMAT: Recipe = { ...FROM_FORMAT, algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } };
 

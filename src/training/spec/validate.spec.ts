@@ -47,7 +47,7 @@ describe('parseJobSpec', () => {
     expect(format(undefined, 'starpo-grpo')).toMatchObject({ selfImitationSteps: 16, advantage: 'grpo' });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
-    // Sokoban's rarer successes take twice the replay (recipes.ts).
+    // Sokoban measured best with twice FrozenLake's replay (recipes.ts).
     expect(sokoban.algorithm.config).toMatchObject({ selfImitationSteps: 32, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 });
     // From demonstrations, and on environments without the measurement, it stays off.
     expect(parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' } }).algorithm.config.selfImitationSteps).toBe(0);
