@@ -92,6 +92,9 @@ export const COLUMNS: readonly Column[] = [
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16', { algorithm: SELF_IMITATION }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16 d64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
+  // From demonstrations: the world-model loss in the imitation warm-up, to teach the model to
+  // read the grid while it imitates (the loss adds no forward pass).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up', { training: { warmup: { worldModelCoef: 1 } } }),
 ];
 
 export interface RunKey {
