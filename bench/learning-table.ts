@@ -95,6 +95,9 @@ export const COLUMNS: readonly Column[] = [
   // From demonstrations: the world-model loss in the imitation warm-up, to teach the model to
   // read the grid while it imitates (the loss adds no forward pass).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up', { training: { warmup: { worldModelCoef: 1 } } }),
+  // From demonstrations: row and column embeddings on the grid's cells (grid-positions.ts), so
+  // a cell's place in the grid does not have to be read from its offset to the last <obs>.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
 ];
 
 export interface RunKey {

@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { Adam, AdamState } from './policy/adam';
 import { decodeCheckpoint, encodeCheckpoint } from './policy/checkpoint-format';
+import { gridLayoutFor } from './policy/grid-positions';
 import { Tokenizer } from './policy/tokenizer';
 import { TransformerConfig, TransformerLM } from './policy/transformer';
 import type { RngState } from './random';
@@ -96,7 +97,7 @@ export function restoreCheckpoint(bytes: Uint8Array, learner: Learner, tokenizer
 export function loadPolicyFromCheckpoint(bytes: Uint8Array): { model: TransformerLM; tokenizer: Tokenizer; step: number } {
   const { meta, arrays } = decodeCheckpoint<CheckpointMeta>(bytes);
   const tokenizer = new Tokenizer(meta.tokens, []);
-  const model = new TransformerLM(meta.modelConfig, 0, tokenizer.forbiddenIds);
+  const model = new TransformerLM(meta.modelConfig, 0, tokenizer.forbiddenIds, gridLayoutFor(meta.modelConfig, tokenizer.tokens));
   loadWeights(arrays, 'actor', model);
   return { model, tokenizer, step: meta.state.step };
 }

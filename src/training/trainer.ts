@@ -24,6 +24,7 @@ import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
+import { gridLayoutFor } from './policy/grid-positions';
 
 /** How the trainer reports: the worker turns these into rows, events and progress. */
 export interface TrainerCallbacks {
@@ -101,9 +102,10 @@ export class Trainer {
     this.settings = { ...r };
     this.contexts = contextsFor(this.tokenizer, spec);
     const modelConfig = { vocabSize: this.tokenizer.size, ...model.config };
-    const actor = new TransformerLM(modelConfig, training.seed, this.tokenizer.forbiddenIds);
-    const critic = usesCritic(algorithm.config) ? new TransformerLM(modelConfig, training.seed + 1, this.tokenizer.forbiddenIds) : null;
-    const reference = algorithm.config.klCoef > 0 ? new TransformerLM(modelConfig, training.seed + 2, this.tokenizer.forbiddenIds) : null;
+    const layout = gridLayoutFor(modelConfig, this.tokenizer.tokens);
+    const actor = new TransformerLM(modelConfig, training.seed, this.tokenizer.forbiddenIds, layout);
+    const critic = usesCritic(algorithm.config) ? new TransformerLM(modelConfig, training.seed + 1, this.tokenizer.forbiddenIds, layout) : null;
+    const reference = algorithm.config.klCoef > 0 ? new TransformerLM(modelConfig, training.seed + 2, this.tokenizer.forbiddenIds, layout) : null;
     const { criticLearningRateScale, weightDecay } = algorithm.config;
     this.learner = {
       actor,

@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { Rng } from '../random';
+import { GRID_EXTENT, GridLayout, gridCoordinates } from './grid-positions';
 import { matMul } from './ops';
 
 /** Shape of the decoder-only transformer (GPT-2 style, pre-LayerNorm). */
@@ -18,6 +19,11 @@ export interface TransformerConfig {
    * (offset +width+1 in a rendered grid) means the same thing at every position.
    */
   rope?: boolean;
+  /**
+   * Row and column embeddings added to the cells of rendered observations (grid-positions.ts):
+   * where a cell sits in the grid, whatever the history before it. Needs the tokenizer's layout.
+   */
+  gridPositions?: boolean;
 }
 
 /** cos and sin of the rotation angles, [B or 1, 1, T, dh/2]. */
@@ -82,8 +88,10 @@ export class TransformerLM {
   private readonly logitBias: tf.Tensor1D;
   /** RoPE tables [contextLength, dh/2], or null without RoPE. */
   private readonly ropeTables: { cos: tf.Tensor2D; sin: tf.Tensor2D } | null;
+  /** Grid-position embeddings [GRID_EXTENT, d] and the layout that finds the cells, or null. */
+  private readonly grid: { layout: GridLayout; rows: tf.Variable; cols: tf.Variable } | null;
 
-  constructor(config: TransformerConfig, seed: number, forbiddenTokenIds: readonly number[] = []) {
+  constructor(config: TransformerConfig, seed: number, forbiddenTokenIds: readonly number[] = [], layout?: GridLayout) {
     if (config.dModel % config.heads !== 0) throw new Error('dModel must be divisible by heads');
     this.config = config;
     const rng = new Rng(seed, 0x7e1);
@@ -119,6 +127,9 @@ export class TransformerLM {
     for (const id of forbiddenTokenIds) bias[id] = NEG_INF;
     this.logitBias = tf.tensor1d(bias);
     this.ropeTables = config.rope ? ropeTables(P, d / config.heads) : null;
+    if (config.gridPositions && !layout) throw new Error('gridPositions needs the tokenizer layout');
+    // Drawn last, so a model without them initialises exactly as before.
+    this.grid = config.gridPositions ? { layout: layout!, rows: this.normal('grid_row_emb', [GRID_EXTENT, d], 0.01, rng), cols: this.normal('grid_col_emb', [GRID_EXTENT, d], 0.01, rng) } : null;
   }
 
   /** Trainable variables by stable name (checkpoint order). */
@@ -172,7 +183,7 @@ export class TransformerLM {
       const [B, T] = tokens.shape;
       if (T > this.config.contextLength) throw new Error(`sequence of ${T} exceeds context ${this.config.contextLength}`);
       const positions = tf.slice(this.positionEmbedding, [0, 0], [T, this.config.dModel]);
-      let x = tf.add(this.embed(tokens), positions) as tf.Tensor3D;
+      let x = this.withGrid(tf.add(this.embed(tokens), positions) as tf.Tensor3D, this.grid ? tokens.dataSync() : [], B, T);
       const causal = causalBias(T); // [T, T]
       const rotation = this.ropeTables ? this.rotationFor(null, T) : null;
       for (const block of this.blocks) {
@@ -212,7 +223,7 @@ export class TransformerLM {
     const logits = tf.tidy(() => {
       const tokens = tf.tensor2d(ids, [B, L], 'int32');
       const positions = tf.tensor2d(positionIds, [B, L], 'int32');
-      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
+      let x = this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, L);
       // [B, 1, L, L]: causal and no attention to padding.
       const bias = tf.add(causalBias(L), paddingBias(keyMask)) as tf.Tensor4D;
       const rotation = this.ropeTables ? this.rotationFor(positions, L) : null;
@@ -277,7 +288,7 @@ export class TransformerLM {
     const logits = tf.tidy(() => {
       const tokens = tf.tensor2d(ids, [B, G], 'int32');
       const positions = tf.tensor2d(positionIds, [B, G], 'int32');
-      let x = tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D;
+      let x = this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, G);
       // [B, 1, G, S + G]: every token that is not padding, and causal over the segment (one new
       // token per row, as in decoding, needs only the padding).
       const S = cache.keyMask.shape[1];
@@ -346,6 +357,14 @@ export class TransformerLM {
     const [B, T] = positions.shape;
     const oneHot = tf.oneHot(tf.reshape(positions, [B * T]) as tf.Tensor1D, this.config.contextLength);
     return tf.reshape(matMul(oneHot, this.positionEmbedding), [B, T, this.config.dModel]);
+  }
+
+  /** x plus the row and column embeddings of each token of `ids` ([B, T], row-major), if the model has them. */
+  private withGrid(x: tf.Tensor3D, ids: ArrayLike<number>, B: number, T: number): tf.Tensor3D {
+    if (!this.grid) return x;
+    const { rows, cols } = gridCoordinates(this.grid.layout, ids, B, T);
+    const pick = (index: Int32Array, table: tf.Variable) => matMul(tf.oneHot(tf.tensor1d(index, 'int32'), GRID_EXTENT), table);
+    return tf.add(x, tf.reshape(tf.add(pick(rows, this.grid.rows), pick(cols, this.grid.cols)), [B, T, this.config.dModel])) as tf.Tensor3D;
   }
 
   /** Pre-LN block: x + Attn(LN(x)); x + FFN(LN(x)). `attendTo` supplies keys, values, bias. */

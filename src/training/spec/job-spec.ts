@@ -32,6 +32,8 @@ export const ModelConfigSchema = Type.Object(
       }),
     ),
     rope: bool(true, 'rotary position embeddings besides the learned ones (relative offsets, e.g. grid neighbours)'),
+    // No default, so the resolved spec of a job that leaves it out is what it was before the knob.
+    gridPositions: Type.Optional(Type.Boolean({ description: 'row and column embeddings on the cells of rendered observations (where a cell sits in the grid, whatever the history before it); off when absent' })),
   },
   strict,
 );
