@@ -7,6 +7,7 @@ import { getEnvDefinition } from './envs/registry';
 import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
 import { Adam } from './policy/adam';
+import { gridLayoutFor } from './policy/grid-positions';
 import { TransformerPolicy } from './policy/policy';
 import type { Tokenizer } from './policy/tokenizer';
 import { TransformerLM } from './policy/transformer';
@@ -24,7 +25,6 @@ import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
-import { gridLayoutFor } from './policy/grid-positions';
 
 /** How the trainer reports: the worker turns these into rows, events and progress. */
 export interface TrainerCallbacks {
