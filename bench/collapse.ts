@@ -21,6 +21,8 @@ import { CollapseWarning, backtest, collapseStep } from '../src/training/signals
 import type { Metrics } from '../src/training/signals/step-metrics';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
+import type { WarmupStore } from '../src/training/warmup-store';
+import { benchWarmupStore } from './warmup-cache';
 
 export interface SuiteRun {
   name: string;
@@ -108,9 +110,13 @@ export const SUITE: SuiteRun[] = [
 
 export type Series = { step: number; metrics: Metrics }[];
 
-/** Trains one suite run (on the backend already initialised) and returns its step metrics. */
-export async function trainSeries(run: SuiteRun): Promise<Series> {
-  const trainer = await Trainer.create(parseJobSpec(run.spec));
+/**
+ * Trains one suite run (on the backend already initialised) and returns its step metrics. The
+ * bench passes the warm-up cache: the suite's runs of one environment differ in preset and
+ * learning rate only, so they share their warm-up.
+ */
+export async function trainSeries(run: SuiteRun, warmupStore?: WarmupStore): Promise<Series> {
+  const trainer = await Trainer.create(parseJobSpec(run.spec), { warmupStore });
   const series: Series = [];
   await trainer.run({ onStep: (step, metrics) => void series.push({ step, metrics }) });
   trainer.dispose();
@@ -119,7 +125,7 @@ export async function trainSeries(run: SuiteRun): Promise<Series> {
 
 async function trainOne(run: SuiteRun, path: string): Promise<void> {
   await initBackend('wasm');
-  const series = await trainSeries(run);
+  const series = await trainSeries(run, benchWarmupStore());
   // Six significant digits: the cache is committed, and no threshold is that fine.
   const compact = (_key: string, value: unknown) => (typeof value === 'number' && !Number.isInteger(value) ? Number(value.toPrecision(6)) : value);
   writeFileSync(path, series.map((row) => JSON.stringify(row, compact)).join('\n') + '\n');

@@ -14,6 +14,7 @@ import { EVAL_METRICS, type Metrics } from '../src/training/signals/step-metrics
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
 import { baselines } from './baselines';
+import { benchWarmupStore } from './warmup-cache';
 
 /** What a bench's rows have in common: an environment with its config and an RL budget. */
 export interface BenchRow {
@@ -87,6 +88,8 @@ export interface BenchResult<K> {
   optimal: number | null;
   backend: string;
   seconds: number;
+  /** The warm-up came from the warm-up cache (bench/warmup-cache.ts): `seconds` is then the RL part alone. Absent in runs stored before the cache. */
+  warmupReused?: boolean;
   /** The collapse warnings of severity `warning` or above the job's monitor raised (absent in runs stored before they were kept). */
   warnings?: { step: number; detector: string; severity: string }[];
   /**
@@ -108,17 +111,22 @@ export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | '
   return backtest(series).filter((w) => w.severity !== 'info').map((w) => ({ step: w.step, detector: w.detector, severity: w.severity }));
 }
 
-/** Trains one run on the wasm backend (as every stored run did), passing each step's metrics on. */
+/**
+ * Trains one run on the wasm backend (as every stored run did), passing each step's metrics on.
+ * Its warm-up comes from the warm-up cache when an earlier run trained the same one.
+ */
 export async function trainRun<K extends { steps: number }>(key: K, id: string, rawSpec: Record<string, unknown>, onStep: (step: number, metrics: Metrics) => void): Promise<BenchResult<K>> {
   await initBackend('wasm');
   const spec = parseJobSpec(rawSpec);
   const started = Date.now();
-  const trainer = await Trainer.create(spec);
+  const trainer = await Trainer.create(spec, { warmupStore: benchWarmupStore() });
   const curve: Record<number, number> = {};
+  let warmupReused = false;
   const warnings: NonNullable<BenchResult<K>['warnings']> = [];
   const monitor: Record<string, (number | null)[]> = Object.fromEntries(MONITOR_INPUTS.map((name) => [name, []]));
   await trainer.run({
     onStep: (step, metrics) => {
+      if (step === 0) warmupReused = metrics['warmup/reused'] === 1;
       const success = metrics[EVAL_METRICS.sampled.success];
       if (success !== undefined) {
         curve[step] = success;
@@ -135,7 +143,7 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   const backend = trainer.backend;
   trainer.dispose();
   const seconds = (Date.now() - started) / 1000;
-  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warnings, monitor };
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warmupReused, warnings, monitor };
 }
 
 /** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */

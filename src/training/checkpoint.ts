@@ -31,7 +31,14 @@ interface CheckpointMeta {
   optimizerSteps: Record<string, number>;
 }
 
-type Arrays = Map<string, { shape: number[]; data: Float32Array }>;
+export type Arrays = Map<string, { shape: number[]; data: Float32Array }>;
+
+/** Adds a network's weights to `arrays`, each under `prefix/name`. */
+export function putWeights(arrays: Arrays, prefix: string, model: TransformerLM): void {
+  for (const [name, variable] of model.namedVariables()) {
+    arrays.set(`${prefix}/${name}`, { shape: variable.shape, data: variable.dataSync() as Float32Array });
+  }
+}
 
 /** Serialises weights of every network, both Adam states, RNG states and the step. */
 export function saveCheckpoint(learner: Learner, tokenizer: Tokenizer, state: TrainerState): Uint8Array {
@@ -41,9 +48,7 @@ export function saveCheckpoint(learner: Learner, tokenizer: Tokenizer, state: Tr
   const addModel = (prefix: string, model: TransformerLM | null) => {
     if (!model) return;
     networks.push(prefix);
-    for (const [name, variable] of model.namedVariables()) {
-      arrays.set(`${prefix}/${name}`, { shape: variable.shape, data: variable.dataSync() as Float32Array });
-    }
+    putWeights(arrays, prefix, model);
   };
   const addOptimizer = (prefix: string, model: TransformerLM | null, optimizer: Adam | null) => {
     if (!model || !optimizer) return;
@@ -102,7 +107,8 @@ export function loadPolicyFromCheckpoint(bytes: Uint8Array): { model: Transforme
   return { model, tokenizer, step: meta.state.step };
 }
 
-function loadWeights(arrays: Arrays, prefix: string, model: TransformerLM): void {
+/** Assigns the weights stored under `prefix/` to a network of the same shapes. */
+export function loadWeights(arrays: Arrays, prefix: string, model: TransformerLM): void {
   for (const [name, variable] of model.namedVariables()) {
     const saved = arrays.get(`${prefix}/${name}`);
     if (!saved) throw new Error(`checkpoint has no ${prefix}/${name}`);

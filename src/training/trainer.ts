@@ -25,6 +25,7 @@ import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
+import { WarmupRecord, WarmupStore, decodeWarmupInto, encodeWarmup, warmupKey } from './warmup-store';
 
 /** How the trainer reports: the worker turns these into rows, events and progress. */
 export interface TrainerCallbacks {
@@ -43,6 +44,8 @@ export interface TrainerOptions {
   backend?: BackendChoice;
   /** Checkpoint bytes to resume from (same spec). */
   resumeFrom?: Uint8Array;
+  /** Where finished warm-ups are kept and looked up, so jobs that share one train it once (warmup-store.ts). */
+  warmupStore?: WarmupStore;
 }
 
 export interface TrainerResult {
@@ -94,7 +97,7 @@ export class Trainer {
   private readonly monitor: CollapseMonitor;
   private readonly imitation: SelfImitationBuffer | null;
 
-  private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array) {
+  private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array, private readonly warmupStore?: WarmupStore) {
     this.backend = backend;
     const { environment, rollout: r, model, training, algorithm } = spec;
     this.definition = getEnvDefinition(environment.id);
@@ -133,7 +136,7 @@ export class Trainer {
 
   static async create(spec: JobSpec, options: TrainerOptions = {}, log: (m: string) => void = () => undefined): Promise<Trainer> {
     const backend = await initBackend(options.backend ?? 'auto', log);
-    return new Trainer(spec, backend, options.resumeFrom);
+    return new Trainer(spec, backend, options.resumeFrom, options.warmupStore);
   }
 
   /** Last completed step (−1 before the warm-up, 0 after it). */
@@ -196,8 +199,29 @@ export class Trainer {
   }
 
   private warmup(callbacks: TrainerCallbacks): Metrics {
-    const { warmup, seed } = this.spec.training;
+    const { warmup } = this.spec.training;
     if (warmup.kind === 'none' || warmup.steps === 0) return {};
+    const key = this.warmupStore ? warmupKey(this.spec, this.tokenizer.tokens, this.backend) : null;
+    const stored = key ? this.warmupStore!.get(key) : undefined;
+    const started = Date.now();
+    let record: WarmupRecord;
+    if (stored) {
+      record = decodeWarmupInto(stored, this.learner.actor);
+      callbacks.onLog?.(`warm-up ${warmup.kind}: reused a stored one (loss ${record.loss.toFixed(4)})`);
+    } else {
+      record = this.trainWarmup(callbacks);
+      if (key) this.warmupStore!.put(key, encodeWarmup(this.learner.actor, record));
+    }
+    // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
+    // the reference is the warm-up policy the KL term holds the actor near.
+    this.learner.critic?.copyFrom(this.learner.actor);
+    this.learner.reference?.copyFrom(this.learner.actor);
+    return { [METRIC.warmupLoss]: record.loss, 'warmup/ms': Date.now() - started, ...(key ? { 'warmup/reused': stored ? 1 : 0 } : {}) };
+  }
+
+  /** The supervised warm-up itself: its own Adam and RNG stream, on the actor alone. */
+  private trainWarmup(callbacks: TrainerCallbacks): WarmupRecord {
+    const { warmup, seed } = this.spec.training;
     const rng = new Rng(seed, RNG_STREAM.warmup);
     const optimizer = new Adam(this.learner.actor.namedVariables(), warmup.learningRate);
     let episode = 0;
@@ -205,17 +229,13 @@ export class Trainer {
     const losses: number[] = [];
     const started = Date.now();
     for (let i = 0; i < warmup.steps; i++) {
-      const rows = scriptedExamples(warmup.kind, this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
+      const rows = scriptedExamples(warmup.kind as 'format' | 'demonstrations', this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
       if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
       losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));
       if ((i + 1) % 25 === 0) callbacks.onLog?.(`warm-up ${warmup.kind} ${i + 1}/${warmup.steps} loss ${losses[i].toFixed(4)}`);
     }
     optimizer.dispose();
-    // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
-    // the reference is the warm-up policy the KL term holds the actor near.
-    this.learner.critic?.copyFrom(this.learner.actor);
-    this.learner.reference?.copyFrom(this.learner.actor);
-    return { [METRIC.warmupLoss]: mean(losses.slice(-10)), 'warmup/ms': Date.now() - started };
+    return { loss: mean(losses.slice(-10)), ms: Date.now() - started };
   }
 
   private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
