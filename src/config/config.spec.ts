@@ -48,6 +48,16 @@ describe('loadConfig', () => {
     });
   });
 
+  it('keeps no warm-up cache unless given an absolute folder, and bounds its entries', () => {
+    expect(loadConfig({}).worker.warmupCache).toBeNull();
+    expect(loadConfig({ STARLAB_WARMUP_CACHE_DIR: '/var/cache/starlab' }).worker.warmupCache).toEqual({ dir: '/var/cache/starlab', entries: 32 });
+    expect(loadConfig({ STARLAB_WARMUP_CACHE_DIR: '/w', STARLAB_WARMUP_CACHE_ENTRIES: '5' }).worker.warmupCache).toEqual({ dir: '/w', entries: 5 });
+    expect(problems({ STARLAB_WARMUP_CACHE_DIR: 'cache', STARLAB_WARMUP_CACHE_ENTRIES: '0' })).toEqual([
+      'STARLAB_WARMUP_CACHE_ENTRIES must be an integer in [1, 10000] (got "0")',
+      'STARLAB_WARMUP_CACHE_DIR must be an absolute path (got "cache")',
+    ]);
+  });
+
   it('takes an explicit queue prefix, within bounds', () => {
     expect(loadConfig({ STARLAB_QUEUE_PREFIX: 'lab-a' }).queuePrefix).toBe('lab-a');
     expect(problems({ STARLAB_QUEUE_PREFIX: 'has space' })).toEqual(['STARLAB_QUEUE_PREFIX must be 1–64 characters of letters, digits, _ - . or : (got "has space")']);

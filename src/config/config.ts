@@ -1,4 +1,5 @@
 import { hostname } from 'node:os';
+import { isAbsolute } from 'node:path';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { LOG_LEVELS, ServiceLogLevel } from './logger';
 
@@ -31,6 +32,11 @@ export interface AppConfig {
     writeDeadlineMs: number;
     /** Failed attempts (a result not stored, the runner failing) after which a job fails. */
     maxFailedAttempts: number;
+    /**
+     * A local folder where the worker keeps finished warm-ups for jobs that share one (a preset
+     * comparison, a learning-rate sweep), at most `entries` of them; null = every job trains its own.
+     */
+    warmupCache: { dir: string; entries: number } | null;
   };
   /** Checkpoints kept per job (the newest; healthy ones are preferred by rollback). */
   checkpointsKept: number;
@@ -123,6 +129,9 @@ export function loadConfig(env: Env = process.env): AppConfig {
     problems.push('STARLAB_ADMIN_KEY must be 24–128 characters of letters, digits, _ or -');
   }
   const backend = oneOf<BackendChoice>('STARLAB_BACKEND', 'auto', ['auto', ...BACKEND_PREFERENCE]);
+  const warmupCacheDir = env.STARLAB_WARMUP_CACHE_DIR || null;
+  const warmupCacheEntries = int('STARLAB_WARMUP_CACHE_ENTRIES', 32, 1, 10_000);
+  if (warmupCacheDir !== null && !isAbsolute(warmupCacheDir)) problems.push(`STARLAB_WARMUP_CACHE_DIR must be an absolute path (got ${JSON.stringify(warmupCacheDir)})`);
   const config: AppConfig = {
     port: int('PORT', 3000, 1, 65535),
     logLevel: oneOf<ServiceLogLevel>('STARLAB_LOG_LEVEL', 'log', LOG_LEVELS),
@@ -143,6 +152,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       controlPollMs: int('STARLAB_CONTROL_POLL_MS', 500, 50, 60_000),
       writeDeadlineMs: int('STARLAB_WRITE_DEADLINE_MS', 5 * 60_000, 100, 3_600_000),
       maxFailedAttempts: int('STARLAB_MAX_FAILED_ATTEMPTS', 3, 1, 100),
+      warmupCache: warmupCacheDir ? { dir: warmupCacheDir, entries: warmupCacheEntries } : null,
     },
     checkpointsKept: int('STARLAB_CHECKPOINTS_KEPT', 5, 1, 1000),
     scheduling: {

@@ -202,21 +202,41 @@ export class Trainer {
     const { warmup } = this.spec.training;
     if (warmup.kind === 'none' || warmup.steps === 0) return {};
     const key = this.warmupStore ? warmupKey(this.spec, this.tokenizer.tokens, this.backend) : null;
-    const stored = key ? this.warmupStore!.get(key) : undefined;
     const started = Date.now();
-    let record: WarmupRecord;
-    if (stored) {
-      record = decodeWarmupInto(stored, this.learner.actor);
-      callbacks.onLog?.(`warm-up ${warmup.kind}: reused a stored one (loss ${record.loss.toFixed(4)})`);
-    } else {
+    let record = key ? this.storedWarmup(key, callbacks) : null;
+    const reused = record !== null;
+    if (!record) {
       record = this.trainWarmup(callbacks);
-      if (key) this.warmupStore!.put(key, encodeWarmup(this.learner.actor, record));
+      if (key) this.storeWarmup(key, record, callbacks);
     }
     // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
     // the reference is the warm-up policy the KL term holds the actor near.
     this.learner.critic?.copyFrom(this.learner.actor);
     this.learner.reference?.copyFrom(this.learner.actor);
-    return { [METRIC.warmupLoss]: record.loss, 'warmup/ms': Date.now() - started, ...(key ? { 'warmup/reused': stored ? 1 : 0 } : {}) };
+    return { [METRIC.warmupLoss]: record.loss, 'warmup/ms': Date.now() - started, ...(key ? { 'warmup/reused': reused ? 1 : 0 } : {}) };
+  }
+
+  /** A store that fails costs the next job its reuse, never this job its run. */
+  private storeWarmup(key: string, record: WarmupRecord, callbacks: TrainerCallbacks): void {
+    try {
+      this.warmupStore!.put(key, encodeWarmup(this.learner.actor, record));
+    } catch (error) {
+      callbacks.onLog?.(`warm-up: not stored (${(error as Error).message})`);
+    }
+  }
+
+  /** The store's warm-up for `key` loaded into the actor, or null (none, or one that does not load: it is then trained). */
+  private storedWarmup(key: string, callbacks: TrainerCallbacks): WarmupRecord | null {
+    const bytes = this.warmupStore!.get(key);
+    if (!bytes) return null;
+    try {
+      const record = decodeWarmupInto(bytes, this.learner.actor);
+      callbacks.onLog?.(`warm-up ${this.spec.training.warmup.kind}: reused a stored one (loss ${record.loss.toFixed(4)})`);
+      return record;
+    } catch (error) {
+      callbacks.onLog?.(`warm-up: the stored one does not load (${(error as Error).message}); training it`);
+      return null;
+    }
   }
 
   /** The supervised warm-up itself: its own Adam and RNG stream, on the actor alone. */

@@ -148,7 +148,7 @@ export class JobRunnerService implements OnModuleDestroy {
     const cancelled = () => stopReason === 'cancel';
     // TrainingProcess names the report that could not be stored; the log names the job.
     const sink = jobSink({ jobs: this.jobs, results: this.results, webhooks: this.webhooks }, job, spec.training.steps, this.config.checkpointsKept, (what, operation) => this.withDeadline(`job ${jobId}: ${what}`, operation, cancelled), onWarnings);
-    const process = new TrainingProcess(spec, this.config.worker.backend, checkpoint, sink);
+    const process = new TrainingProcess(spec, this.config.worker.backend, checkpoint, sink, { warmupCache: this.config.worker.warmupCache });
     this.active.set(jobId, { process, stop });
     const poll = setInterval(() => {
       this.jobs

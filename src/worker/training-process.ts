@@ -4,6 +4,7 @@
  */
 import type { TrajectoryRecord } from '../training/records';
 import { Trainer } from '../training/trainer';
+import { directoryWarmupStore } from '../training/warmup-store';
 import type { ChildReport, ParentMessage } from './training-protocol';
 
 let seq = 0;
@@ -20,7 +21,9 @@ function send(report: ChildReport): Promise<void> {
 
 async function train(message: Extract<ParentMessage, { type: 'start' }>): Promise<void> {
   const log = (text: string) => void send({ type: 'log', message: text });
-  const trainer = await Trainer.create(message.spec, { backend: message.backend, resumeFrom: message.checkpoint ?? undefined }, log);
+  const { dir, entries } = message.warmupCache ?? { dir: null, entries: 0 };
+  const warmupStore = dir ? directoryWarmupStore(dir, { maxEntries: entries, log }) : undefined;
+  const trainer = await Trainer.create(message.spec, { backend: message.backend, resumeFrom: message.checkpoint ?? undefined, warmupStore }, log);
   await send({ type: 'started', backend: trainer.backend, fromStep: Math.max(trainer.step, 0), parameters: trainer.parameterCount });
   let trajectories: TrajectoryRecord[] = [];
   const result = await trainer.run({

@@ -13,10 +13,16 @@ import type { JobSpec } from '../training/spec/validate';
  * child never runs ahead of what has been persisted.
  */
 export type ParentMessage =
-  | { type: 'start'; spec: JobSpec; backend: BackendChoice; checkpoint: Uint8Array | null }
+  | { type: 'start'; spec: JobSpec; backend: BackendChoice; checkpoint: Uint8Array | null; warmupCache: WarmupCacheSettings | null }
   | { type: 'ack'; seq: number }
   /** Finish the current step, checkpoint, and exit (pause, preempt, shutdown). */
   | { type: 'stop' };
+
+/** The worker's warm-up cache (STARLAB_WARMUP_CACHE_DIR): a local folder and how many warm-ups it keeps. */
+export interface WarmupCacheSettings {
+  dir: string;
+  entries: number;
+}
 
 export type ChildReport =
   | { type: 'started'; backend: string; fromStep: number; parameters: number }

@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { parseJobSpec } from '../training/spec/validate';
 import { TrainingProcess, TrainingSink } from './training-runner';
 
@@ -15,13 +18,15 @@ class RecordingSink implements TrainingSink {
   steps: number[] = [];
   checkpoints: number[] = [];
   trajectoriesPerStep: number[] = [];
+  metrics = new Map<number, Record<string, number>>();
   onStep: (step: number) => void = () => undefined;
   /** A step whose write fails for good (the database gave up). */
   failStep: number | null = null;
   async started(info: { backend: string; fromStep: number }) {
     this.startedInfo = info;
   }
-  async step(step: number, _metrics: unknown, trajectories: unknown[]) {
+  async step(step: number, metrics: Record<string, number>, trajectories: unknown[]) {
+    this.metrics.set(step, metrics);
     // Slow persistence: the child must wait for the ack rather than run ahead.
     await new Promise((r) => setTimeout(r, 20));
     if (step === this.failStep) throw new Error('disk on fire');
@@ -48,6 +53,23 @@ describe('TrainingProcess', () => {
     expect(recorder.steps).toEqual([0, 1, 2, 3, 4]);
     expect(recorder.trajectoriesPerStep).toEqual([0, 8, 8, 8, 8]);
     expect(recorder.checkpoints).toEqual([0, 2, 4]);
+  }, 60_000);
+
+  it("shares a warm-up through the worker's cache folder with a job that differs only in its RL settings", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'warmups-'));
+    try {
+      const first = sink();
+      expect(await new TrainingProcess(spec, 'wasm', null, first, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
+      const sweep = parseJobSpec({ ...spec, name: 'lr sweep', training: { ...spec.training, learningRate: 0.003 } });
+      const second = sink();
+      expect(await new TrainingProcess(sweep, 'wasm', null, second, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
+      expect(first.metrics.get(0)!['warmup/reused']).toBe(0);
+      expect(second.metrics.get(0)!['warmup/reused']).toBe(1);
+      expect(second.metrics.get(0)!['warmup/loss']).toBe(first.metrics.get(0)!['warmup/loss']);
+      expect(readdirSync(dir)).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('stops gracefully after the current step with a checkpoint', async () => {

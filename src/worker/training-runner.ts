@@ -5,7 +5,7 @@ import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
 import type { JobSpec } from '../training/spec/validate';
-import type { ChildMessage, ParentMessage } from './training-protocol';
+import type { ChildMessage, ParentMessage, WarmupCacheSettings } from './training-protocol';
 
 /** Where a running job's results go; each method resolves once the result is durable. */
 export interface TrainingSink {
@@ -26,6 +26,8 @@ export type TrainingOutcome =
 export interface TrainingProcessOptions {
   /** The Node binary that runs the child (default: this process's). */
   execPath?: string;
+  /** Where the child looks for and keeps finished warm-ups (none: it trains its own). */
+  warmupCache?: WarmupCacheSettings | null;
 }
 
 /**
@@ -66,7 +68,7 @@ export class TrainingProcess {
       this.chain = this.chain.then(() => this.handle(message));
     });
     this.child.on('exit', (code, signal) => ended(code, signal));
-    this.post({ type: 'start', spec, backend, checkpoint });
+    this.post({ type: 'start', spec, backend, checkpoint, warmupCache: options.warmupCache ?? null });
   }
 
   /** Finish the current step, checkpoint and exit. */
