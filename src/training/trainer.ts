@@ -17,15 +17,16 @@ import type { ContextBuilder } from './rollout/context';
 import { contextsFor, tokenizerFor } from './episode-io';
 import { RolloutSettings, Trajectory, rollout } from './rollout/engine';
 import { TreeGroupStats, treeRollout, treeSettings } from './rollout/tree';
-import { trainingSeed, warmupSeed } from './seeds';
+import { trainingSeed } from './seeds';
 import { SelfImitationBuffer } from './self-imitation';
 import { CheckpointHealth, CollapseMonitor, CollapseWarning } from './signals/collapse';
 import { EVAL_METRICS, EvalProtocol, METRIC, Metrics, byGroup, rolloutMetrics, treeMetrics } from './signals/step-metrics';
 import { toolMetrics } from './signals/tool-metrics';
 import type { JobSpec } from './spec/validate';
 import { Learner, updatePolicy } from './update';
-import { scriptedExamples, supervisedStep } from './warmup';
-import { WarmupRecord, WarmupStore, decodeWarmupInto, encodeWarmup, warmupKey } from './warmup-store';
+import { supervisedStep } from './warmup';
+import { warmUp } from './warmup-phase';
+import type { WarmupStore } from './warmup-store';
 
 /** How the trainer reports: the worker turns these into rows, events and progress. */
 export interface TrainerCallbacks {
@@ -76,7 +77,6 @@ export function learningRateScale(schedule: 'constant' | 'cosine', step: number,
 }
 
 const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const;
-const WARMUP_MAX_GRAD_NORM = 1;
 
 /**
  * The StarPO loop (docs/training.md, "The loop"): warm-up and evaluation as step 0, then per step rollout →
@@ -199,63 +199,8 @@ export class Trainer {
   }
 
   private warmup(callbacks: TrainerCallbacks): Metrics {
-    const { warmup } = this.spec.training;
-    if (warmup.kind === 'none' || warmup.steps === 0) return {};
-    const key = this.warmupStore ? warmupKey(this.spec, this.tokenizer.tokens, this.backend) : null;
-    const started = Date.now();
-    let record = key ? this.storedWarmup(key, callbacks) : null;
-    const reused = record !== null;
-    if (!record) {
-      record = this.trainWarmup(callbacks);
-      if (key) this.storeWarmup(key, record, callbacks);
-    }
-    // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
-    // the reference is the warm-up policy the KL term holds the actor near.
-    this.learner.critic?.copyFrom(this.learner.actor);
-    this.learner.reference?.copyFrom(this.learner.actor);
-    return { [METRIC.warmupLoss]: record.loss, 'warmup/ms': Date.now() - started, ...(key ? { 'warmup/reused': reused ? 1 : 0 } : {}) };
-  }
-
-  /** A store that fails costs the next job its reuse, never this job its run. */
-  private storeWarmup(key: string, record: WarmupRecord, callbacks: TrainerCallbacks): void {
-    try {
-      this.warmupStore!.put(key, encodeWarmup(this.learner.actor, record));
-    } catch (error) {
-      callbacks.onLog?.(`warm-up: not stored (${(error as Error).message})`);
-    }
-  }
-
-  /** The store's warm-up for `key` loaded into the actor, or null (none, or one that does not load: it is then trained). */
-  private storedWarmup(key: string, callbacks: TrainerCallbacks): WarmupRecord | null {
-    const bytes = this.warmupStore!.get(key);
-    if (!bytes) return null;
-    try {
-      const record = decodeWarmupInto(bytes, this.learner.actor);
-      callbacks.onLog?.(`warm-up ${this.spec.training.warmup.kind}: reused a stored one (loss ${record.loss.toFixed(4)})`);
-      return record;
-    } catch (error) {
-      callbacks.onLog?.(`warm-up: the stored one does not load (${(error as Error).message}); training it`);
-      return null;
-    }
-  }
-
-  /** The supervised warm-up itself: its own Adam and RNG stream, on the actor alone. */
-  private trainWarmup(callbacks: TrainerCallbacks): WarmupRecord {
-    const { warmup, seed } = this.spec.training;
-    const rng = new Rng(seed, RNG_STREAM.warmup);
-    const optimizer = new Adam(this.learner.actor.namedVariables(), warmup.learningRate);
-    let episode = 0;
-    const seeds = () => warmupSeed(seed, episode++);
-    const losses: number[] = [];
-    const started = Date.now();
-    for (let i = 0; i < warmup.steps; i++) {
-      const rows = scriptedExamples(warmup.kind as 'format' | 'demonstrations', this.definition, this.spec.environment.config, this.settings, this.tokenizer, this.contexts, rng, seeds, warmup.batchSize);
-      if (rows.length === 0) throw new Error(`warm-up produced no examples for ${this.definition.id}`);
-      losses.push(supervisedStep(this.learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));
-      if ((i + 1) % 25 === 0) callbacks.onLog?.(`warm-up ${warmup.kind} ${i + 1}/${warmup.steps} loss ${losses[i].toFixed(4)}`);
-    }
-    optimizer.dispose();
-    return { loss: mean(losses.slice(-10)), ms: Date.now() - started };
+    const { spec, definition, settings, tokenizer, contexts, learner, backend, warmupStore } = this;
+    return warmUp({ spec, definition, settings, tokenizer, contexts, learner, backend }, new Rng(spec.training.seed, RNG_STREAM.warmup), warmupStore, callbacks.onLog);
   }
 
   private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
