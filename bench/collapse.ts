@@ -22,6 +22,7 @@ import type { Metrics } from '../src/training/signals/step-metrics';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
 import type { WarmupStore } from '../src/training/warmup-store';
+import { learningRunAlarms, printLearningRunAlarms } from './collapse-learning';
 import { benchWarmupStore } from './warmup-cache';
 
 export interface SuiteRun {
@@ -203,6 +204,7 @@ async function main(): Promise<void> {
   const breaks = scores.map((s) => s.score).filter((s) => (s.collapse ?? s.declined) !== null && (s.collapse ?? s.declined)! >= 2);
   const warnedBefore = breaks.filter((s) => s.warnings.some((w) => w.step < (s.collapse ?? s.declined)!));
   console.log(`\nevery fall below half of the peak at step 2 or later, warned at least one step before: ${warnedBefore.length} of ${breaks.length}${breaks.length > warnedBefore.length ? ` (not: ${breaks.filter((s) => !warnedBefore.includes(s)).map((s) => s.name).join(', ')})` : ''}`);
+  printLearningRunAlarms(learningRunAlarms());
   console.log('targets: every collapse detected, median lead >= 10, every break from step 2 on warned a step before, no warning-level or critical alarm on healthy runs');
 }
 

@@ -237,6 +237,46 @@ describe('CollapseMonitor', () => {
     expect(backtest(series(60, (s) => ({ ...steady, 'success/rate': s <= 20 ? 0.3 : 0.1 }))).filter((w) => w.detector === 'success_drop')).toHaveLength(1);
   });
 
+  it('measures falls from a credible peak: a lucky first draw is worth one raw sample less its noise', () => {
+    // Success 0.5, then 0.3, 0.3, 0.3, then 0.05 for good. At step 4 the differences −0.2, 0, 0
+    // (mean −0.2/3) give σ = √(((−0.2 + 0.2/3)² + 2·(0.2/3)²)/2)/√2 = 0.081650 per step. The EMA
+    // (α = 2/11) and its variance in units of σ² (1, then (9/11)²·v + (2/11)²):
+    //   0.5 (1), 0.463636 (0.702479), 0.433884 (0.503313), 0.409541 (0.369984).
+    // Less one deviation each: 0.418350, 0.395202, 0.375957, 0.359877: the credible peak is
+    // 0.5 − σ = 0.418350, and later, lower values never raise it. success_slide's limit is 0.7× it.
+    const sigma = Math.sqrt(((-0.2 + 0.2 / 3) ** 2 + 2 * (0.2 / 3) ** 2) / 2) / Math.SQRT2;
+    expect(sigma).toBeCloseTo(0.08165, 5);
+    const run = series(40, (s) => ({ ...steady, 'success/rate': s === 1 ? 0.5 : s <= 4 ? 0.3 : 0.05 }));
+    const [slide] = backtest(run).filter((w) => w.detector === 'success_slide');
+    expect(slide.threshold).toBeCloseTo(0.7 * (0.5 - sigma), 4);
+  });
+
+  it('does not take a lucky first step for a level the run fell from', () => {
+    // Sokoban near random level: one lucky first step at 0.45, then success swings around 0.2
+    // (0.2, 0.3, 0.1, 0.25, 0.15 in turn; step-to-step noise ≈ 0.1). Measured from the raw first
+    // value, 0.45, the smoothed success near 0.2 is below half of it and the gap of 0.25 is over
+    // six of its settled noise (≈ 0.1·√0.1 = 0.03). Measured from the credible peak, about
+    // 0.45 − 0.1 = 0.35, its half is 0.175, below where success settles.
+    const cycle = [0.2, 0.3, 0.1, 0.25, 0.15];
+    const lucky = series(80, (s) => ({ ...steady, 'success/rate': s === 1 ? 0.45 : cycle[s % 5] }));
+    expect(backtest(lucky).filter((w) => w.detector.startsWith('success_'))).toEqual([]);
+    // The same start, then a real fall to 0.05: warned.
+    const fall = series(80, (s) => ({ ...steady, 'success/rate': s === 1 ? 0.45 : s <= 30 ? cycle[s % 5] : 0.05 }));
+    expect(backtest(fall).filter((w) => w.detector === 'success_drop')).toHaveLength(1);
+  });
+
+  it('resumes a monitor state kept before credible peaks: its peak counts as credible', () => {
+    const before = new CollapseMonitor();
+    for (const { step, metrics } of series(20, () => steady)) before.observe(step, metrics);
+    const legacy = before.getState();
+    delete legacy.emaVariance;
+    delete legacy.credible;
+    const resumed = new CollapseMonitor();
+    resumed.setState(legacy);
+    const warnings = series(60, (s) => ({ ...steady, 'success/rate': s <= 20 ? 0.5 : 0.1 })).slice(20).flatMap(({ step, metrics }) => resumed.observe(step, metrics));
+    expect(warnings.find((w) => w.detector === 'success_slide')).toMatchObject({ threshold: 0.7 * 0.5 });
+  });
+
   it('applies per-job rules: disable, threshold, severity, warm-up', () => {
     const run = series(40, (s) => ({ ...steady, 'grad_norm/actor': s === 30 ? 25.01 : 0.5 }));
     expect(backtest(run, [{ detector: 'grad_norm_spike', enabled: false }])).toEqual([]);

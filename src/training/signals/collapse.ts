@@ -1,6 +1,6 @@
 import { Static, Type } from '@sinclair/typebox';
 import { mean } from '../algorithms/stats';
-import { DETECTOR_TABLE, DetectorConfig, Severity, StepView, median, smoothedNoise } from './detectors';
+import { DETECTOR_TABLE, DetectorConfig, PEAK_CREDIBILITY, Severity, StepView, median, smoothedNoise, stepNoise } from './detectors';
 import { METRIC, type Metrics } from './step-metrics';
 
 export type { DetectorConfig, Severity } from './detectors';
@@ -52,6 +52,10 @@ export interface MonitorState {
   peak: Record<string, number>;
   /** The step each smoothed signal last set a new peak. */
   peakStep?: Record<string, number>;
+  /** The variance of each smoothed signal in units of one step's noise variance (1 at its first value). */
+  emaVariance?: Record<string, number>;
+  /** The credible peak of success and of the valid-format rate (StepView.crediblePeak). */
+  credible?: Record<string, number>;
   entropyReference: number[];
   /** Whether success has converged (latched between CONVERGED_SUCCESS and CONVERGED_RELEASE). */
   converged?: boolean;
@@ -80,6 +84,19 @@ export const MONITOR_INPUTS = [
 ] as const;
 
 const ema = (previous: number | undefined, value: number, window: number) => (previous === undefined ? value : previous + (2 / (window + 1)) * (value - previous));
+
+/**
+ * The variance of an EMA (α = 2/(window+1)) after one more value, in units of the variance of one
+ * step's independent noise: an EMA starts at its first value (variance 1), then each value takes
+ * it to (1−α)²·v + α², down to the settled α/(2−α) = 1/window.
+ */
+function nextEmaVariance(previous: number, window: number): number {
+  const alpha = 2 / (window + 1);
+  return (1 - alpha) ** 2 * previous + alpha ** 2;
+}
+
+/** Signals whose falls are measured from a credible peak (success_slide, success_drop, format_drop). */
+const CREDIBLE_PEAKS = [METRIC.successRate, METRIC.formatValid] as const;
 
 /**
  * Watches the step metrics of one run and turns them into collapse warnings (docs/training.md,
@@ -158,6 +175,13 @@ export class CollapseMonitor {
     const smooth = (name: string, window: number) => {
       const value = metrics[name];
       if (value !== undefined && Number.isFinite(value)) {
+        const variance = (s.emaVariance ??= {});
+        // A state kept before variances were tracked: its EMA has settled, and its peak is its credible peak.
+        if (s.ema[name] !== undefined && variance[name] === undefined) {
+          variance[name] = 1 / window;
+          if (s.peak[name] !== undefined && (CREDIBLE_PEAKS as readonly string[]).includes(name)) (s.credible ??= {})[name] = s.peak[name];
+        }
+        variance[name] = s.ema[name] === undefined ? 1 : nextEmaVariance(variance[name], window);
         s.ema[name] = ema(s.ema[name], value, window);
         const peakStep = (s.peakStep ??= {});
         // A new peak must beat the old one by PEAK_MARGIN: a flat plateau's rounding is no rise.
@@ -179,6 +203,9 @@ export class CollapseMonitor {
     if (step >= d.kl_overshoot.warmupSteps) this.remember(METRIC.klUpdate, metrics, d.kl_overshoot.window);
     // The last `window` steps of success give success_slide and success_drop the differences they measure noise by.
     this.remember(METRIC.successRate, metrics, d.success_slide.window + 1);
+    this.remember(METRIC.formatValid, metrics, d.format_drop.window + 1);
+    this.raiseCrediblePeak(METRIC.successRate, metrics, d.success_drop.window);
+    this.raiseCrediblePeak(METRIC.formatValid, metrics, d.format_drop.window);
     const gradHistory = s.history[METRIC.gradNormActor] ?? [];
     return {
       step,
@@ -188,6 +215,7 @@ export class CollapseMonitor {
       converged,
       smoothed,
       peak: (name) => s.peak[name] ?? 0,
+      crediblePeak: (name) => s.credible?.[name] ?? s.peak[name] ?? 0,
       sincePeak: (name) => step - (s.peakStep?.[name] ?? step),
       entropyReference: s.entropyReference.length >= 5 ? mean(s.entropyReference) : undefined,
       history: (name) => s.history[name] ?? [],
@@ -196,6 +224,32 @@ export class CollapseMonitor {
       // mean is lifted by those ordinary steps, so the larger of the two is the reference.
       gradReference: gradHistory.length >= 5 ? Math.max(median(gradHistory), mean(gradHistory)) : undefined,
     };
+  }
+
+  /**
+   * The credible peak of a signal: the highest its smoothed value has been less PEAK_CREDIBILITY
+   * deviations of that smoothed value's own noise (one step's noise, from the recent differences,
+   * times the EMA's spread then). The first time four values give a noise estimate, the smoothed
+   * values of those four steps are rebuilt from them and each is judged with that estimate.
+   */
+  private raiseCrediblePeak(name: string, metrics: Metrics, window: number): void {
+    const s = this.state;
+    const recent = s.history[name] ?? [];
+    const noise = stepNoise(recent);
+    if (metrics[name] === undefined || noise === undefined) return;
+    const credible = (s.credible ??= {});
+    const lower = (level: number, variance: number) => level - PEAK_CREDIBILITY * noise * Math.sqrt(variance);
+    if (credible[name] === undefined) {
+      let level: number | undefined;
+      let variance = 1;
+      for (const value of recent) {
+        variance = level === undefined ? 1 : nextEmaVariance(variance, window);
+        level = ema(level, value, window);
+        credible[name] = Math.max(credible[name] ?? -Infinity, lower(level, variance));
+      }
+    } else {
+      credible[name] = Math.max(credible[name], lower(s.ema[name], s.emaVariance![name]));
+    }
   }
 
   private remember(name: string, metrics: Metrics, window: number): void {

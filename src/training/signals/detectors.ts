@@ -25,6 +25,13 @@ const MEANINGFUL_FORMAT_PEAK = 0.5;
  */
 const FALL_NOISE_MARGIN = 6;
 /**
+ * Falls are measured from a credible peak: the highest the smoothed signal has been less this
+ * many deviations of its own noise at the time. An EMA's first values are close to one raw sample
+ * (√window times a settled EMA's noise), so a lucky first draw is no level to fall from; a settled
+ * EMA loses only its own small deviation (bench/collapse.md).
+ */
+export const PEAK_CREDIBILITY = 1;
+/**
  * kl_overshoot needs at least this many steps of `kl/update`, counted from its warm-up step (the
  * first updates after a warm-up move the policy most, and say nothing about the learning rate)
  * or from the last change of learning rate.
@@ -46,6 +53,8 @@ export interface StepView {
   converged: boolean;
   smoothed: Readonly<Record<string, number | undefined>>;
   peak(name: string): number;
+  /** The peak of success or of the valid-format rate less its own noise (PEAK_CREDIBILITY); the plain peak before four values. */
+  crediblePeak(name: string): number;
   /** Steps since the smoothed signal last set a new peak (0 at a new peak). */
   sincePeak(name: string): number;
   /** Mean entropy of the first five steps, once there are five. */
@@ -178,7 +187,7 @@ export const DETECTOR_TABLE = [
   detector('format_drop', METRIC.formatValid, { enabled: true, threshold: 0.75, severity: 'warning', window: 10, warmupSteps: 3 }, (v, c) => {
     const valid = v.smoothed[METRIC.formatValid];
     if (valid === undefined) return null;
-    const peak = v.peak(METRIC.formatValid);
+    const peak = v.crediblePeak(METRIC.formatValid);
     const limit = c.threshold * peak;
     return {
       holds: peak >= MEANINGFUL_FORMAT_PEAK && valid < limit,
@@ -192,7 +201,7 @@ export const DETECTOR_TABLE = [
   // Success sliding from its peak, slowly or at once, by more than its own noise: the early half
   // of a fall that success_drop confirms.
   detector('success_slide', METRIC.successRate, { enabled: true, threshold: 0.7, severity: 'warning', window: 20, warmupSteps: 3 }, (v, c) => {
-    const peak = v.peak(METRIC.successRate);
+    const peak = v.crediblePeak(METRIC.successRate);
     const limit = c.threshold * peak;
     const noise = v.successNoise;
     if (noise === undefined) return null;
@@ -208,7 +217,7 @@ export const DETECTOR_TABLE = [
   }),
   // The lagging signal: the collapse itself.
   detector('success_drop', METRIC.successRate, { enabled: true, threshold: 0.5, severity: 'warning', window: 10, warmupSteps: 3 }, (v, c) => {
-    const peak = v.peak(METRIC.successRate);
+    const peak = v.crediblePeak(METRIC.successRate);
     const limit = c.threshold * peak;
     const noise = v.successNoise;
     if (noise === undefined) return null;
@@ -229,10 +238,16 @@ export const DETECTOR_TABLE = [
  * variance 2σ², and the EMA (α = 2/(window+1)) has variance σ²·α/(2−α). Undefined before four values.
  */
 export function smoothedNoise(recent: readonly number[], window: number): number | undefined {
-  if (recent.length < 4) return undefined;
-  const steps = recent.slice(1).map((x, i) => x - recent[i]);
+  const noise = stepNoise(recent);
+  if (noise === undefined) return undefined;
   const alpha = 2 / (window + 1);
-  return Math.max((unbiasedStd(steps) / Math.SQRT2) * Math.sqrt(alpha / (2 - alpha)), MIN_NOISE);
+  return Math.max(noise * Math.sqrt(alpha / (2 - alpha)), MIN_NOISE);
+}
+
+/** One step's noise σ from successive differences (each has variance 2σ²); undefined before four values. */
+export function stepNoise(recent: readonly number[]): number | undefined {
+  if (recent.length < 4) return undefined;
+  return unbiasedStd(recent.slice(1).map((x, i) => x - recent[i])) / Math.SQRT2;
 }
 /** A floor for smoothedNoise: a run stuck at one value has no noise, and any slide from it is real. */
 const MIN_NOISE = 1e-3;
