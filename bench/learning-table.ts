@@ -92,12 +92,11 @@ export const COLUMNS: readonly Column[] = [
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16', { algorithm: SELF_IMITATION }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16 d64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
-  // From demonstrations: the world-model loss in the imitation warm-up, to teach the model to
-  // read the grid while it imitates (the loss adds no forward pass).
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up', { training: { warmup: { worldModelCoef: 1 } } }),
-  // From demonstrations: row and column embeddings on the grid's cells (grid-positions.ts), so
-  // a cell's place in the grid does not have to be read from its offset to the last <obs>.
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
+  // From demonstrations, on Sokoban's recipe before grid positions became its default (those runs
+  // were trained so): without them, and with the world-model loss in the imitation warm-up
+  // instead, to teach the model to read the grid while it imitates (the loss adds no forward pass).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1 } } }),
 ];
 
 export interface RunKey {
@@ -137,6 +136,7 @@ export function specOf(key: RunKey): Record<string, unknown> {
  * the digest so that adding a knob does not make every stored run stale.
  */
 const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
+  'model.config.gridPositions': false,
   'algorithm.config.worldModelCoef': 0,
   'algorithm.config.selfImitationSteps': 0,
   'algorithm.config.selfImitationBatchSize': 32,
