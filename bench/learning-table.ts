@@ -92,6 +92,9 @@ export const COLUMNS: readonly Column[] = [
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16', { algorithm: SELF_IMITATION }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } }),
   column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16 d64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
+  // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
+  // on the format default: reading the grid is what learning without an expert lacks.
+  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32 grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
   // From demonstrations, on Sokoban's recipe before grid positions became its default (those runs
   // were trained so): without them, and with the world-model loss in the imitation warm-up
   // instead, to teach the model to read the grid while it imitates (the loss adds no forward pass).
