@@ -1,6 +1,6 @@
 /**
  * Unit specs live beside the code (src/**), integration and e2e specs in test/. test/capacity
- * (minutes per case) runs only with STARLAB_CAPACITY=1: `npm run test:capacity`.
+ * (up to hours per case) runs only with STARLAB_CAPACITY=1: `npm run test:capacity`.
  */
 const fs = require('fs');
 const swcrc = JSON.parse(fs.readFileSync(`${__dirname}/.swcrc`, 'utf8'));
