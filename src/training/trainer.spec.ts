@@ -96,13 +96,18 @@ describe('Trainer', () => {
     const trainer = await Trainer.create(tinySpec({ training: { steps: 8, evalEvery: 4, evalEpisodes: 4, checkpointEvery: 0, warmup: { steps: 3, batchSize: 8 } } }));
     const counts: number[] = [];
     const seen = new Set<string>();
+    const order: string[] = [];
     await trainer.run({
+      onRolloutEnd: (step, trajectories, ms) => void order.push(`rollout ${step}: ${trajectories}${ms >= 0 ? '' : ' (negative time)'}`),
       onStep: (step, metrics) => {
+        order.push(`step ${step}`);
         Object.keys(metrics).forEach((name) => seen.add(name));
         if (step >= 2) counts.push(tf.memory().numTensors);
       },
     });
     expect(new Set(counts).size).toBe(1);
+    // Each step announces its rollout (2 groups × 4 trajectories) before it reports; the warm-up (step 0) has none.
+    expect(order.slice(0, 5)).toEqual(['step 0', 'rollout 1: 8', 'step 1', 'rollout 2: 8', 'step 2']);
     for (const name of [
       'reward/mean', 'reward/std_in_group', 'reward/std_in_group_kept', 'success/rate', 'success/pass_at_k',
       'entropy/mean', 'grad_norm/actor', 'grad_norm/critic', 'response/length', 'response/think_length',

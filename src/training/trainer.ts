@@ -39,6 +39,8 @@ export interface TrainerCallbacks {
   /** Polled between steps; true makes the trainer checkpoint and return. */
   shouldStop?(): boolean | Promise<boolean>;
   onLog?(message: string): void;
+  /** The step's rollout ended and its update begins: a step that takes hours on a CPU worker shows where it is. */
+  onRolloutEnd?(step: number, trajectories: number, rolloutMs: number): void;
 }
 
 export interface TrainerOptions {
@@ -162,7 +164,7 @@ export class Trainer {
         return { status: 'stopped', step: this.state.step };
       }
       const step = this.state.step + 1;
-      const { metrics, trajectories } = this.trainStep();
+      const { metrics, trajectories } = this.trainStep(callbacks);
       this.state.step = step;
       if (this.isDue(step, training.evalEvery)) Object.assign(metrics, this.evaluationMetrics(step));
       await callbacks.onTrajectories?.(step, trajectoryRecords(trajectories, training.trajectoryTextSample));
@@ -203,7 +205,7 @@ export class Trainer {
     return warmUp({ spec, definition, settings, tokenizer, contexts, learner, backend }, new Rng(spec.training.seed, RNG_STREAM.warmup), warmupStore, callbacks.onLog);
   }
 
-  private trainStep(): { metrics: Metrics; trajectories: Trajectory[] } {
+  private trainStep(callbacks: TrainerCallbacks): { metrics: Metrics; trajectories: Trajectory[] } {
     const { rollout: r, training, algorithm } = this.spec;
     const started = Date.now();
     const scale = learningRateScale(training.lrSchedule, this.state.step + 1, training.steps);
@@ -214,6 +216,7 @@ export class Trainer {
     const { groups, candidates, batches, trees } = this.drawGroups(policy);
     const trajectories = groups.flat();
     const rolloutMs = Date.now() - started;
+    callbacks.onRolloutEnd?.(this.state.step + 1, trajectories.length, rolloutMs);
     const kept = this.filterGroups(groups, candidates);
     const metrics: Metrics = rolloutMetrics(groups, kept, { open: this.tokenizer.id('<think>'), close: this.tokenizer.id('</think>') });
     if (algorithm.config.dynamicSampling) Object.assign(metrics, dynamicSamplingMetrics(groups.length, candidates.length, batches, r.groups, r.groupSize));

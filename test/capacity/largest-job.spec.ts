@@ -33,7 +33,10 @@ describe('capacity: one step of the largest job', () => {
     const started = Date.now();
     const trainer = await Trainer.create(spec);
     const steps: Record<string, number>[] = [];
-    await trainer.run({ onStep: (step, metrics) => void (step === 1 && steps.push(metrics)) });
+    await trainer.run({
+      onStep: (step, metrics) => void (step === 1 && steps.push(metrics)),
+      onRolloutEnd: (_step, n, ms) => console.log(`${envId}: rolled out ${n} trajectories in ${(ms / 1000).toFixed(0)} s; updating`),
+    });
     trainer.dispose();
     const heapMb = ((tf.backend() as unknown as { wasm: { HEAPU8: Uint8Array } }).wasm.HEAPU8.length) / 2 ** 20;
     const rssMb = process.resourceUsage().maxRSS / 1024;
