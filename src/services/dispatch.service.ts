@@ -72,7 +72,8 @@ export class DispatchService implements OnModuleDestroy {
         }
         return;
       } catch (error) {
-        if (attempt === 1) this.logger.warn(`could not look for jobs under the old queue prefix yet: ${(error as Error).message}`);
+        // The first tries race the Redis connection opening at start; only a lasting failure is news.
+        if (attempt === 3) this.logger.warn(`could not look for jobs under the old queue prefix yet: ${(error as Error).message}`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * attempt, 30_000)));
       }
     }
