@@ -12,5 +12,9 @@ module.exports = {
   transform: { '^.+\\.ts$': ['@swc/jest', { ...swcrc, swcrc: false }] },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 60_000,
+  // One worker per core (two on the team's machines): the suites are mostly independent processes
+  // over their own databases and queue prefixes. STARLAB_TEST_WORKERS overrides it.
+  maxWorkers: process.env.STARLAB_TEST_WORKERS ?? '100%',
+  testSequencer: '<rootDir>/test/support/sequencer.js',
   testPathIgnorePatterns: ['/node_modules/', ...(process.env.STARLAB_CAPACITY === '1' ? [] : ['<rootDir>/test/capacity/'])],
 };

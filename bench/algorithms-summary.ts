@@ -1,11 +1,12 @@
 import type { AlgorithmResult, SeriesName } from './algorithms';
-import { replayWarnings } from './runs';
+import { Spread, percent, summariseCell } from '../src/training/experiment/cells';
+import { outcomeOf, replayWarnings } from './runs';
 
 /** One cell of the algorithms table: a preset on an environment, over the seeds it has. */
 export interface CellSummary {
   seeds: number;
   /** Eval success after RL (RAGEN's protocol): mean and range over seeds. */
-  success: { mean: number; min: number; max: number };
+  success: Spread;
   afterWarmup: number;
   /** `success/pass_at_k` (k = group size) over the last tenth of the steps. */
   passAtK?: number;
@@ -43,13 +44,13 @@ function perSeed(results: readonly AlgorithmResult[], name: SeriesName, stat: (x
 
 export function summarise(results: readonly AlgorithmResult[]): CellSummary | undefined {
   if (results.length === 0) return undefined;
-  const after = results.map((r) => r.afterRl);
+  const cell = summariseCell(results.map(outcomeOf));
   const entropy = (at: 'start' | 'mid' | 'end') => perSeed(results, 'entropy', (xs) => windowMean(xs, at));
   const start = entropy('start');
   return {
     seeds: results.length,
-    success: { mean: mean(after), min: Math.min(...after), max: Math.max(...after) },
-    afterWarmup: mean(results.map((r) => r.afterWarmup)),
+    success: cell.afterRl!,
+    afterWarmup: cell.afterWarmup!.mean,
     passAtK: perSeed(results, 'passAtK', (xs) => windowMean(xs, 'end')),
     distinct: perSeed(results, 'distinctActionSequences', mean),
     entropy: start === undefined ? undefined : { start, mid: entropy('mid')!, end: entropy('end')!, lateStd: perSeed(results, 'entropy', (xs) => std(xs.slice(Math.floor(xs.length / 2))))! },
@@ -62,6 +63,6 @@ export function summarise(results: readonly AlgorithmResult[]): CellSummary | un
 }
 
 /** A share as a percentage with one decimal. */
-export const pct = (x: number) => (100 * x).toFixed(1);
+export const pct = percent;
 /** A number with `digits` decimals, "–" when not reported. */
 export const num = (x: number | undefined, digits = 2) => (x === undefined ? '–' : x.toFixed(digits));

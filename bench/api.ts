@@ -14,7 +14,7 @@ import autocannon = require('autocannon');
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import { PrismaService } from '../src/repositories/prisma.service';
-import { ResultsRepository } from '../src/repositories/results.repository';
+import { JobLifecycleRepository } from '../src/repositories/job-lifecycle.repository';
 import type { TrajectoryRecord } from '../src/training/records';
 import { BENCH_KEY, startService } from './service';
 
@@ -89,7 +89,12 @@ async function main(): Promise<void> {
     // 8 of them with text, job progress, step event), timed on this database.
     const prisma = new PrismaService(service.database.url);
     await prisma.$connect();
-    const results = new ResultsRepository(prisma);
+    const lifecycle = new JobLifecycleRepository(prisma);
+    // The write is fenced by the attempt that holds the job: the finished job is given one to time
+    // it, on a worker that offers no slot and stays alive meanwhile (else the scheduler requeues it).
+    await prisma.worker.create({ data: { id: 'bench-writer', hostname: 'bench', backend: 'wasm', device: 'cpu', slots: 0, lastHeartbeatAt: new Date(Date.now() + 3_600_000) } });
+    const { attempt } = await prisma.job.update({ where: { id: job.id }, data: { status: 'running', workerId: 'bench-writer' } });
+    const token = { jobId: job.id, attempt, workerId: 'bench-writer' };
     const sample = metrics.data[Math.floor(metrics.data.length / 2)].metrics;
     const trajectories: TrajectoryRecord[] = Array.from({ length: 64 }, (_, i) => ({
       group: Math.floor(i / 8), sample: i % 8, envSeed: 1000 + i, return: 0.1, success: i % 2 === 0, turns: 1, actions: 1,
@@ -98,7 +103,7 @@ async function main(): Promise<void> {
     const writes: number[] = [];
     for (let step = 1000; step < 1050; step++) {
       const t = process.hrtime.bigint();
-      await results.saveStep(job.id, step, 2000, sample, trajectories);
+      await lifecycle.saveStep(token, step, 2000, sample, trajectories);
       writes.push(Number(process.hrtime.bigint() - t) / 1e6);
     }
     await prisma.$disconnect();

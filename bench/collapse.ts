@@ -24,6 +24,7 @@ import { Trainer } from '../src/training/trainer';
 import type { WarmupStore } from '../src/training/warmup-store';
 import { learningRunAlarms, printLearningRunAlarms } from './collapse-learning';
 import { benchWarmupStore } from './warmup-cache';
+import { TYPESCRIPT_LOADER as REGISTER } from '../src/repositories/typescript-child';
 
 export interface SuiteRun {
   name: string;
@@ -138,7 +139,7 @@ async function trainOne(run: SuiteRun, path: string): Promise<void> {
 
 function spawnTrain(run: SuiteRun, path: string): Promise<void> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', __filename, '--train', run.name, '--out', path], { stdio: 'inherit' });
+    const child = spawn(process.execPath, ['-r', REGISTER, __filename, '--train', run.name, '--out', path], { stdio: 'inherit' });
     child.on('exit', (code) => (code === 0 ? resolve() : reject(new Error(`${run.name} exited ${code}`))));
   });
 }

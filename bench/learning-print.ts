@@ -1,39 +1,49 @@
+import type { EnvDefinition } from '../src/training/envs/types';
+import { formatCell, percent, summariseCell } from '../src/training/experiment/cells';
 import type { LearningResult } from './learning';
-import { Column, RAGEN_STARPO_S, Row, keyId, runKey } from './learning-table';
+import { outcomeOf } from './runs';
+import { Column, RAGEN_SFT, RAGEN_STARPO_S, Row, columnsOf, keyId, runKey } from './learning-table';
 
-const pct = (x: number) => `${(100 * x).toFixed(1)}`;
+const pct = percent;
 
-/** "a → b" of one seed, or means with the min–max after RL over several. */
-function cell(results: LearningResult[]): string {
-  if (results.length === 0) return '…';
-  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-  const after = results.map((r) => r.afterRl);
-  const head = `${pct(mean(results.map((r) => r.afterWarmup)))} → ${pct(mean(after))}`;
-  return results.length === 1 ? head : `${head} (${pct(Math.min(...after))}–${pct(Math.max(...after))}, ${results.length} seeds)`;
-}
+/** "a → b" of one seed, or means with the min–max after RL over several: the cell an experiment's table shows too. */
+const cell = (results: LearningResult[]): string => formatCell(summariseCell(results.map(outcomeOf)));
+
+/**
+ * RAGEN's figure each table is set beside: its StarPO-S (RL alone, 200 steps) beside the format
+ * warm-up, whose RAGEN's-budget columns are the like-for-like ones; its SFT beside the
+ * demonstrations warm-up, which is imitation then RL (StarLab's recipe), not StarPO-S alone.
+ */
+const RAGEN_REFERENCE = {
+  format: { label: "RAGEN StarPO-S (200 steps; like for like: the RAGEN's-budget columns)", figures: RAGEN_STARPO_S },
+  demonstrations: { label: 'RAGEN SFT', figures: RAGEN_SFT },
+} as const;
 
 /**
  * Prints the table as Markdown, one table per warm-up kind: eval success in % after the warm-up →
  * after RL, then the references. Missing runs show "…".
  */
-export function printLearningTable(rows: readonly Row[], columns: readonly Column[], results: readonly LearningResult[]): void {
+export function printLearningTable(rows: readonly Row[], columns: readonly Column[], results: readonly LearningResult[], served: ReadonlyMap<string, EnvDefinition> = new Map()): void {
   const byId = new Map(results.map((r) => [r.id, r]));
   for (const warmup of ['format', 'demonstrations'] as const) {
     const cols = columns.filter((c) => c.warmup === warmup);
     if (cols.length === 0) continue;
     console.log(`\nFrom the ${warmup} warm-up: eval success (%, RAGEN's protocol) after the warm-up → after RL`);
-    console.log(`| environment | steps | ${cols.map((c) => c.label).join(' | ')} | random | optimal | RAGEN StarPO-S |`);
+    const reference = RAGEN_REFERENCE[warmup];
+    console.log(`| environment | steps | ${cols.map((c) => c.label).join(' | ')} | random | optimal (or expert) | ${reference.label} |`);
     console.log(`|---|---|${cols.map(() => '---|').join('')}---|---|---|`);
     for (const row of rows) {
       if (warmup === 'demonstrations' && !row.hasExpert) {
         console.log(`| ${row.label} | ${row.steps} | ${cols.map(() => '–').join(' | ')} | | | |`);
         continue;
       }
-      const found = cols.map((c) => c.seeds.map((seed) => byId.get(keyId(runKey(row, c, seed)))).filter((r): r is LearningResult => r !== undefined));
-      const any = found.flat()[0];
-      const ragen = RAGEN_STARPO_S[row.name];
+      const runs = columnsOf(row);
+      const found = cols.map((c) => (runs.includes(c) ? c.seeds.map((seed) => byId.get(keyId(runKey(row, c, seed), served.get(row.name)))).filter((r): r is LearningResult => r !== undefined) : null));
+      const any = found.flatMap((f) => f ?? [])[0];
+      const ragen = reference.figures[row.name];
+      const best = any?.optimal != null ? pct(any.optimal) : any?.expert != null ? `${pct(any.expert)} (expert)` : '–';
       console.log(
-        `| ${row.label} | ${row.steps} | ${found.map(cell).join(' | ')} | ${any ? pct(any.random) : '…'} | ${any?.optimal != null ? pct(any.optimal) : '–'} | ${ragen !== undefined ? pct(ragen) : '–'} |`,
+        `| ${row.label} | ${row.steps} | ${found.map((f) => (f === null ? '–' : cell(f))).join(' | ')} | ${any ? pct(any.random) : '…'} | ${best} | ${ragen !== undefined ? pct(ragen) : '–'} |`,
       );
     }
   }

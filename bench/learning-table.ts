@@ -5,17 +5,36 @@
  * overrides, so the table shows what the service does by default.
  */
 
-import { BenchRow, Dormant, resultId } from './runs';
+import type { EnvDefinition } from '../src/training/envs/types';
+import { BenchRow, resultId } from './runs';
 
 /** Bump when the training code changes what a run measures: stored results then no longer match. */
 export const LEARNING_REVISION = 1;
 
-/** RAGEN (Wang et al. 2025) StarPO-S with Qwen2.5-0.5B-Instruct, success on its validation seeds. */
+/**
+ * RAGEN (Wang et al. 2025) StarPO-S with Qwen2.5-0.5B-Instruct, success on its validation seeds:
+ * RL alone from the instruction-tuned model, 200 steps at a constant learning rate. Its like-for-like
+ * cells here are the RAGEN_BUDGET columns (the format warm-up, RAGEN's update, its budget).
+ */
 export const RAGEN_STARPO_S: Readonly<Record<string, number>> = { bandit: 1.0, sokoban: 0.203, 'frozenlake-slippery': 0.218 };
+/**
+ * RAGEN's supervised fine-tuning on expert trajectories alone (no RL), the same model and seeds:
+ * what the demonstrations table (imitation, then RL) is to be set beside, not its StarPO-S figure.
+ */
+export const RAGEN_SFT: Readonly<Record<string, number>> = { sokoban: 0.746, 'frozenlake-slippery': 0.23 };
+/** RAGEN's RL budget: 200 steps of 8 × 16 rollouts. */
+export const RAGEN_STEPS = 200;
 
 /** A row's budget: RAGEN's is 200 steps of 8×16 rollouts. */
 export interface Row extends BenchRow {
   hasExpert: boolean;
+  /** The columns the row runs, by name; absent: every column of COLUMNS. */
+  columns?: readonly string[];
+  /**
+   * An environment served by another process: the command the bench starts before the row's runs
+   * (and stops after), listening where `envConfig.url` says.
+   */
+  serve?: readonly string[];
 }
 
 export const ROWS: readonly Row[] = [
@@ -23,6 +42,32 @@ export const ROWS: readonly Row[] = [
   { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
   { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true },
   { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true },
+];
+
+/**
+ * The port the example server of SERVED_ROWS listens on: fixed, because the address is part of
+ * the spec a run is keyed by.
+ */
+export const GUESS_NUMBER_PORT = 18765;
+
+/**
+ * Rows whose environment is served over the StarLab environment protocol by an example server
+ * (examples/environments/), trained only when named (`--rows guess-number`): the default job from
+ * each warm-up, three seeds, beside the random agent and the server's expert.
+ */
+export const SERVED_ROWS: readonly Row[] = [
+  {
+    name: 'guess-number',
+    label: 'Guess the number 1–15 in 4 (example server, HTTP)',
+    env: 'http',
+    envConfig: { url: `http://127.0.0.1:${GUESS_NUMBER_PORT}` },
+    // 30 RL steps, not RAGEN's 100: on a machine shared by several benches a step of this row took
+    // about 15 s over HTTP; the demonstrations warm-up already reaches the expert (1.0) at step 0.
+    steps: 30,
+    hasExpert: true,
+    columns: ['format/starpo-s/default', 'demonstrations/starpo-s'],
+    serve: ['python3', 'examples/environments/guess_number_server.py', '--port', String(GUESS_NUMBER_PORT)],
+  },
 ];
 
 export type Warmup = 'format' | 'demonstrations';
@@ -35,12 +80,15 @@ export interface Column {
   /** Spec sections merged over the defaults (the only thing that differs from a default job). */
   overrides: Record<string, Record<string, unknown>>;
   seeds: readonly number[];
+  /** RL steps, where the column's budget is not its row's (RAGEN_BUDGET columns). */
+  steps?: number;
 }
 
 const THREE_SEEDS = [1, 2, 3];
-const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix = '', overrides: Column['overrides'] = {}): Column => ({
+/** A demonstrations column is imitation of the expert, then RL (StarLab's recipe), and is labelled so, not as the preset alone. */
+const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix = '', overrides: Column['overrides'] = {}, label = `${warmup === 'demonstrations' ? 'SFT, then ' : ''}${preset}${suffix ? ` (${suffix})` : ''}`): Column => ({
   name: `${warmup}/${preset}${suffix ? `/${suffix}` : ''}`,
-  label: `${preset}${suffix ? ` (${suffix})` : ''}`,
+  label,
   warmup,
   preset,
   overrides,
@@ -55,6 +103,20 @@ const RAGEN_UPDATE = { selfImitationSteps: 0 };
 const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => ({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
 /** The format recipe's self-imitation (recipes.ts), named in full so it means the same on every row. */
 const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
+/** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
+const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
+  column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, overrides, `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
+
+/**
+ * RAGEN's rows at RAGEN's budget: from the format warm-up (no expert), RAGEN's update alone (no
+ * self-imitation), 200 steps at a constant learning rate where the other columns run the row's 100
+ * with the recipe's cosine decay. These, and only these, stand beside RAGEN_STARPO_S.
+ */
+export const RAGEN_BUDGET = 'RAGEN budget';
+const ragenBudget = (preset: string): Column => ({
+  ...column('format', preset, THREE_SEEDS, RAGEN_BUDGET, withRagenUpdate({ training: { lrSchedule: 'constant' } }), `${preset} (RAGEN's budget: ${RAGEN_STEPS} steps, constant LR)`),
+  steps: RAGEN_STEPS,
+});
 
 /**
  * The table's columns: each warm-up with the three presets under RAGEN's update; StarPO-S over
@@ -70,6 +132,7 @@ export const COLUMNS: readonly Column[] = [
       column(warmup, 'starpo-s', THREE_SEEDS, 'think', update({ rollout: { think: true, maxTokensPerTurn: 24 } })),
     ];
   }),
+  ...['starpo-s', 'starpo-ppo', 'starpo-grpo'].map(ragenBudget),
   // Learning without an expert: levers on top of StarPO-S from the format warm-up.
   column('format', 'starpo-s', THREE_SEEDS, 'world model', withRagenUpdate({ algorithm: { worldModelCoef: 1 }, training: { warmup: { worldModelCoef: 1 } } })),
   column('format', 'starpo-s', THREE_SEEDS, 'world model in RL', withRagenUpdate({ algorithm: { worldModelCoef: 1 } })),
@@ -87,20 +150,36 @@ export const COLUMNS: readonly Column[] = [
   column('format', 'starpo-s', THREE_SEEDS, 'd64', withRagenUpdate({ model: { dModel: 64, heads: 4 } })),
   // Self-imitation: the agent's own successful training episodes replayed as supervised examples
   // after each update, 2, 8, 16 or 32 steps of 32 episodes. 16 is the FrozenLake format default.
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 2', { algorithm: { selfImitationSteps: 2, selfImitationLearningRate: 0.001, selfImitationBufferSize: 512 } }),
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 8', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 8 } }),
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16', { algorithm: SELF_IMITATION }),
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } }),
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 16 d64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
+  selfImitation(2, '', { algorithm: { selfImitationSteps: 2, selfImitationLearningRate: 0.001, selfImitationBufferSize: 512 } }),
+  selfImitation(8),
+  selfImitation(16, '', { algorithm: SELF_IMITATION }),
+  selfImitation(32),
+  selfImitation(16, 'd64', { algorithm: SELF_IMITATION, model: { dModel: 64, heads: 4 } }),
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
-  column('format', 'starpo-s', THREE_SEEDS, 'self-imitation 32 grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
+  selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
   // From demonstrations, on Sokoban's recipe before grid positions became its default (those runs
   // were trained so): without them, and with the world-model loss in the imitation warm-up
   // instead, to teach the model to read the grid while it imitates (the loss adds no forward pass).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1 } } }),
+  // FrozenLake from demonstrations had never tried grid positions (issue: imitation stopped near 0.62).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
+  // The imitation's length: twice the recipe's 400 warm-up steps (docs/learning-defaults.md).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800 } } }),
 ];
+
+/**
+ * Columns only the rows that name them run: the default job from the format warm-up (whatever the
+ * environment's recipe says), where COLUMNS' format cells pin RAGEN's update.
+ */
+export const SERVED_COLUMNS: readonly Column[] = [column('format', 'starpo-s', THREE_SEEDS, 'default')];
+
+/** The columns a row runs: those it names, else COLUMNS; from demonstrations only with an expert. */
+export function columnsOf(row: Row): Column[] {
+  const named = row.columns ? [...COLUMNS, ...SERVED_COLUMNS].filter((c) => row.columns!.includes(c.name)) : [...COLUMNS];
+  return named.filter((c) => c.warmup === 'format' || row.hasExpert);
+}
 
 export interface RunKey {
   revision: number;
@@ -118,7 +197,7 @@ export interface RunKey {
 export const RAGEN_PROTOCOL = { evalEpisodes: 256, evalTemperature: 0.5 } as const;
 
 export function runKey(row: Row, col: Column, seed: number): RunKey {
-  return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: row.steps, overrides: col.overrides, protocol: RAGEN_PROTOCOL };
+  return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: col.steps ?? row.steps, overrides: col.overrides, protocol: RAGEN_PROTOCOL };
 }
 
 /** The job a run trains: the defaults, plus the row's environment and budget and the column's overrides. */
@@ -134,47 +213,15 @@ export function specOf(key: RunKey): Record<string, unknown> {
   };
 }
 
+/** A served environment's spec as it is trained: the address out of `environment.config` (src/cli/served-environment.ts). */
+export function withoutAddress(spec: Record<string, unknown>): Record<string, unknown> {
+  return { ...spec, environment: { id: (spec.environment as { id: string }).id } };
+}
+
 /**
- * Knobs added after results were stored, at the value that leaves a run as it was: left out of
- * the digest so that adding a knob does not make every stored run stale.
+ * The identity of a stored result: the key and a digest of the resolved spec it trains
+ * (bench/runs.ts); for a served row, resolved with its server's definition (`served`).
  */
-const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
-  'model.config.gridPositions': false,
-  'algorithm.config.worldModelCoef': 0,
-  'algorithm.config.selfImitationSteps': 0,
-  'algorithm.config.selfImitationBatchSize': 32,
-  'algorithm.config.selfImitationBufferSize': 512,
-  'algorithm.config.selfImitationLearningRate': 0.001,
-  'training.warmup.worldModelCoef': 0,
-  // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
-  // read only when their mode is on.
-  'algorithm.config.clipMode': 'ppo',
-  'algorithm.config.entropyAdvantageAlpha': 0,
-  'algorithm.config.dynamicSampling': false,
-  'algorithm.config.dynamicSamplingMaxBatches': 10,
-  'algorithm.config.gigpoStepWeight': 1,
-  'algorithm.config.gigpoGamma': 0.95,
-  'algorithm.config.gigpoNormalization': 'mean-std',
-  'algorithm.config.rollout': 'independent',
-  'algorithm.config.branchThreshold': 0.5,
-  'algorithm.config.branchEntropyWeight': 0.2,
-  'algorithm.config.branchPenalty': 0.05,
-  'algorithm.config.branchInitialShare': 0.5,
-  'algorithm.config.branchesPerDecision': 1,
-  'algorithm.config.entropyTokens': 20,
-  'algorithm.config.entropyPreMonitoring': true,
-  'algorithm.config.entropyMonitorBeta': 0.5,
-};
-
-/** Self-imitation's knobs are read only when its steps are on (its switch left out as neutral when 0). */
-const DORMANT: readonly Dormant[] = [
-  {
-    switch: 'algorithm.config.selfImitationSteps',
-    knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate'],
-  },
-];
-
-/** The identity of a stored result: the key and a digest of the resolved spec it trains (bench/runs.ts). */
-export function keyId(key: RunKey): string {
-  return resultId(key, specOf(key), NEUTRAL_FIELDS, DORMANT);
+export function keyId(key: RunKey, served?: EnvDefinition): string {
+  return served ? resultId(key, withoutAddress(specOf(key)), served) : resultId(key, specOf(key));
 }

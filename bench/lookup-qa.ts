@@ -15,7 +15,7 @@ import type { LookupQaEnv } from '../src/training/envs/lookup-qa';
 import { getEnvDefinition } from '../src/training/envs/registry';
 import { evaluationSeed } from '../src/training/seeds';
 import { parseJobSpec } from '../src/training/spec/validate';
-import { baselines } from './baselines';
+import { baselines } from '../src/training/experiment/baselines';
 
 const { values } = parseArgs({ options: { seeds: { type: 'string', default: '256' }, config: { type: 'string', default: '{}' } } });
 const seeds = Number(values.seeds);
@@ -40,8 +40,9 @@ for (let i = 0; i < seeds; i++) {
   expertCalls += env.state.calls;
 }
 
-const { random } = baselines(spec);
 const mix = [...hops.entries()].sort(([a], [b]) => a - b).map(([h, n]) => `${h}-hop ${n}`).join(', ');
-console.log(`lookup-qa ${JSON.stringify(spec.environment.config)}, ${seeds} evaluation seeds (${mix}), budget ${maxTurns} turns × 1 call`);
-console.log(`random agent success ${random.toFixed(3)}`);
-console.log(`expert success ${(expertSolved / seeds).toFixed(3)}, ${(expertCalls / seeds).toFixed(2)} searches per episode`);
+void baselines(spec).then(({ random }) => {
+  console.log(`lookup-qa ${JSON.stringify(spec.environment.config)}, ${seeds} evaluation seeds (${mix}), budget ${maxTurns} turns × 1 call`);
+  console.log(`random agent success ${random.toFixed(3)}`);
+  console.log(`expert success ${(expertSolved / seeds).toFixed(3)}, ${(expertCalls / seeds).toFixed(2)} searches per episode`);
+});

@@ -5,16 +5,19 @@
  * so a table resumes where it stopped and only missing runs are trained.
  */
 import { spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { initBackend } from '../src/training/backend';
 import { MONITOR_INPUTS, backtest } from '../src/training/signals/collapse';
 import { EVAL_METRICS, type Metrics } from '../src/training/signals/step-metrics';
+import { canonicalJson, specDigest } from '../src/training/experiment/digest';
+import type { SeedOutcome } from '../src/training/experiment/cells';
+import type { EnvDefinition } from '../src/training/envs/types';
+import { baselines } from '../src/training/experiment/baselines';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
-import { baselines } from './baselines';
 import { benchWarmupStore } from './warmup-cache';
+import { TYPESCRIPT_LOADER as REGISTER } from '../src/repositories/typescript-child';
 
 /** What a bench's rows have in common: an environment with its config and an RL budget. */
 export interface BenchRow {
@@ -26,53 +29,13 @@ export interface BenchRow {
   steps: number;
 }
 
-/** JSON with sorted keys, so equal settings give equal text. */
-export function canonicalJson(value: unknown): string {
-  const sort = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(sort) : v && typeof v === 'object' ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)).map(([k, x]) => [k, sort(x)])) : v;
-  return JSON.stringify(sort(value));
-}
-
-/** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */
-function withoutNeutral(value: Record<string, unknown>, neutral: Readonly<Record<string, unknown>>, prefix = ''): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(value)
-      .filter(([field, v]) => !(`${prefix}${field}` in neutral && neutral[`${prefix}${field}`] === v))
-      .map(([field, v]) => [field, v && typeof v === 'object' && !Array.isArray(v) ? withoutNeutral(v as Record<string, unknown>, neutral, `${prefix}${field}.`) : v]),
-  );
-}
-
 /**
- * Knobs that a switch turns off: while the switch (a dotted path) is absent, e.g. left out as
- * neutral, its knobs are read by nothing, so their values (a recipe's, for one) do not change the
- * run and are left out of the digest too.
+ * The identity of a stored result: the key and the digest of the resolved spec the run trains
+ * (specDigest), so a change of any default (a recipe, a preset) makes the old result stale instead
+ * of silently reused. An experiment's job of the same spec has the same digest.
  */
-export interface Dormant {
-  switch: string;
-  knobs: readonly string[];
-}
-
-/** Deletes the dormant knobs from `copy` (withoutNeutral's fresh copy, so nothing shared is touched) and returns it. */
-function withoutDormant(copy: Record<string, unknown>, dormant: readonly Dormant[]): Record<string, unknown> {
-  const parentOf = (path: string) => path.split('.').slice(0, -1).reduce<Record<string, unknown> | undefined>((node, part) => node?.[part] as Record<string, unknown> | undefined, copy);
-  const leaf = (path: string) => path.split('.').pop()!;
-  for (const rule of dormant) {
-    if (parentOf(rule.switch)?.[leaf(rule.switch)] !== undefined) continue;
-    for (const knob of rule.knobs) delete parentOf(knob)?.[leaf(knob)];
-  }
-  return copy;
-}
-
-/**
- * The identity of a stored result: the key and a digest of the resolved spec the run trains, so a
- * change of any default (a recipe, a preset) makes the old result stale instead of silently
- * reused. `neutral` lists knobs added after results were stored, at the value that leaves a run as
- * it was: they are left out of the digest so that adding a knob does not make every stored run stale.
- */
-export function resultId(key: unknown, rawSpec: Record<string, unknown>, neutral: Readonly<Record<string, unknown>> = {}, dormant: readonly Dormant[] = []): string {
-  const { name: _name, ...resolved } = parseJobSpec(rawSpec);
-  const digest = createHash('sha256').update(canonicalJson(withoutDormant(withoutNeutral(resolved as unknown as Record<string, unknown>, neutral), dormant))).digest('hex').slice(0, 16);
-  return `${canonicalJson(key)}#${digest}`;
+export function resultId(key: unknown, rawSpec: Record<string, unknown>, served?: EnvDefinition): string {
+  return `${canonicalJson(key)}#${specDigest(rawSpec, served)}`;
 }
 
 /** What every stored run records; a bench adds its own figures. */
@@ -83,7 +46,7 @@ export interface BenchResult<K> {
   curve: Record<number, number>;
   afterWarmup: number;
   afterRl: number;
-  /** The random agent (and FrozenLake's optimal policy) on the same evaluation seeds (bench/baselines.ts). */
+  /** The random agent (and FrozenLake's optimal policy) on the same evaluation seeds (src/training/experiment/baselines.ts). */
   random: number;
   optimal: number | null;
   backend: string;
@@ -100,6 +63,11 @@ export interface BenchResult<K> {
   monitor?: Record<string, (number | null)[]>;
 }
 
+/** A stored run as a results cell reads it (src/training/experiment/cells.ts). */
+export function outcomeOf(result: Pick<BenchResult<{ seed: number }>, 'key' | 'afterWarmup' | 'afterRl'>): SeedOutcome {
+  return { seed: result.key.seed, afterWarmup: result.afterWarmup, afterRl: result.afterRl };
+}
+
 /** The warnings (severity ≥ warning) today's detectors raise on a stored run, or what it raised when stored if it kept no monitor inputs. */
 export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | 'monitor'>): BenchResult<unknown>['warnings'] {
   if (!result.monitor) return result.warnings;
@@ -113,13 +81,15 @@ export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | '
 
 /**
  * Trains one run on the wasm backend (as every stored run did), passing each step's metrics on.
- * Its warm-up comes from the warm-up cache when an earlier run trained the same one.
+ * Its warm-up comes from the warm-up cache when an earlier run trained the same one; not for a
+ * served environment (`served`, the definition `rawSpec` names), whose warm-up depends on what the
+ * server plays, which the cache's key does not hold.
  */
-export async function trainRun<K extends { steps: number }>(key: K, id: string, rawSpec: Record<string, unknown>, onStep: (step: number, metrics: Metrics) => void): Promise<BenchResult<K>> {
+export async function trainRun<K extends { steps: number }>(key: K, id: string, rawSpec: Record<string, unknown>, onStep: (step: number, metrics: Metrics) => void, served?: EnvDefinition): Promise<BenchResult<K>> {
   await initBackend('wasm');
-  const spec = parseJobSpec(rawSpec);
+  const spec = parseJobSpec(rawSpec, served);
   const started = Date.now();
-  const trainer = await Trainer.create(spec, { warmupStore: benchWarmupStore() });
+  const trainer = await Trainer.create(spec, { warmupStore: served ? undefined : benchWarmupStore(), environment: served });
   const curve: Record<number, number> = {};
   let warmupReused = false;
   const warnings: NonNullable<BenchResult<K>['warnings']> = [];
@@ -143,13 +113,13 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
   const backend = trainer.backend;
   trainer.dispose();
   const seconds = (Date.now() - started) / 1000;
-  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...baselines(spec), backend, seconds, warmupReused, warnings, monitor };
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...(await baselines(spec, served)), backend, seconds, warmupReused, warnings, monitor };
 }
 
 /** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */
 export function spawnRun<R>(script: string, key: unknown, label: string): Promise<R> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['-r', '@swc-node/register', script, '--run', JSON.stringify(key)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['-r', REGISTER, script, '--run', JSON.stringify(key)], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (chunk) => (out += chunk));
     child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').pop()!) as R) : reject(new Error(`run ${label} exited ${code}`))));

@@ -5,6 +5,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createTestDatabase, TestDatabase } from '../test/support/database';
+import { TYPESCRIPT_LOADER as REGISTER } from '../src/repositories/typescript-child';
 
 const ROOT = join(__dirname, '..');
 export const BENCH_KEY = 'bench_admin_key_0123456789abcdef';
@@ -24,7 +25,7 @@ export async function startService(extraEnv: Record<string, string> = {}): Promi
   const database = await createTestDatabase();
   const port = String(3900 + Math.floor(Math.random() * 90));
   const env = { DATABASE_URL: database.url, REDIS_URL: 'redis://127.0.0.1:6379', PORT: port, STARLAB_ADMIN_KEY: BENCH_KEY, STARLAB_QUEUE_PREFIX: `bench-${port}-${Date.now().toString(36)}`, STARLAB_BACKEND: 'wasm', ...extraEnv };
-  const start = (entry: string): ChildProcess => spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+  const start = (entry: string): ChildProcess => spawn(process.execPath, ['-r', REGISTER, join(ROOT, 'src', entry)], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
   const processes = [start('main.ts'), start('worker.ts')];
   const base = `http://127.0.0.1:${port}`;
   const api = async <T>(path: string, init: RequestInit = {}): Promise<T> => {

@@ -17,6 +17,8 @@ import { matMul } from '../src/training/policy/ops';
 import { TransformerLM } from '../src/training/policy/transformer';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
+import { timedSeconds } from './reference-workload';
+import { TYPESCRIPT_LOADER as REGISTER } from '../src/repositories/typescript-child';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
@@ -65,16 +67,7 @@ async function measureBackend(backend: BackendName, preset: string, runs: number
   };
 }
 
-function timeMs(repeats: number, f: () => void): number {
-  f();
-  const times: number[] = [];
-  for (let i = 0; i < repeats; i++) {
-    const t = process.hrtime.bigint();
-    f();
-    times.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return median(times);
-}
+const timeMs = (repeats: number, f: () => void) => timedSeconds(repeats, f) * 1000;
 
 /** Reference comparisons on wasm, measured in this run. */
 async function measureDesignChoices() {
@@ -130,7 +123,7 @@ async function main(): Promise<void> {
   }
   // One process per backend and preset: a process initialises exactly one backend, and its peak RSS is its own.
   const child = (arg: string, preset = '') => {
-    const out = spawnSync(process.execPath, ['-r', '@swc-node/register', __filename, '--child', arg, '--preset', preset, '--runs', values.runs!, '--steps', values.steps!], {
+    const out = spawnSync(process.execPath, ['-r', REGISTER, __filename, '--child', arg, '--preset', preset, '--runs', values.runs!, '--steps', values.steps!], {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'inherit'],
     });

@@ -29,7 +29,7 @@ const ONLY_PACKAGES = {
 /** One owner per external system: these packages only in these layers. */
 const OWNERS = [
   { packages: ['@prisma/', 'pg', 'bullmq', 'ioredis'], layers: ['repositories'], rule: 'only src/repositories talks to Postgres and Redis' },
-  { packages: ['node:http', 'node:https', 'node:net', 'node:tls', 'node:dns', 'http', 'https', 'net', 'tls', 'dns', 'undici'], layers: ['repositories'], rule: 'only src/repositories opens network connections' },
+  { packages: ['node:http', 'node:https', 'node:net', 'node:tls', 'node:dns', 'http', 'https', 'net', 'tls', 'dns', 'undici', 'ws'], layers: ['repositories'], rule: 'only src/repositories opens network connections' },
   { packages: ['express', '@nestjs/platform-express', '@nestjs/swagger', 'swagger-ui-express'], layers: ['api', 'cli', 'root'], rule: 'only src/api (and the processes that start it) serves HTTP' },
 ];
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# `npm run up`: install, generate, migrate, build, then run the API and one worker in the
+# `npm run up`: install, make sure PostgreSQL and Redis run (scripts/ensure-services.sh installs
+# or starts them where it may), generate, migrate, build, then run the API and one worker in the
 # foreground, and train the example Bandit job through the API. Ctrl-C stops both (the worker
-# checkpoints and requeues what it was running).
+# checkpoints and requeues what it was running). Needs only Node 20 or later besides.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PORT="${PORT:-3000}"
@@ -14,7 +15,7 @@ fi
 export STARLAB_ADMIN_KEY
 
 bash scripts/install-if-needed.sh
-case "$DATABASE_URL" in *@127.0.0.1*|*@localhost*) bash scripts/ensure-services.sh ;; esac
+bash scripts/ensure-services.sh
 node scripts/ensure-database.js
 npm run --silent db:migrate 2>&1 | grep -v "^$" | tail -n 2
 npm run --silent build
@@ -25,8 +26,9 @@ stop() { kill -TERM "$worker" "$api" 2>/dev/null || true; wait "$worker" "$api" 
 trap 'stop; exit 0' INT TERM
 
 base="http://localhost:$PORT"
-for _ in $(seq 1 60); do curl -sf "$base/ready" >/dev/null && break; sleep 1; done
-curl -sf "$base/ready" >/dev/null || { echo "the API did not become ready" >&2; stop; exit 1; }
+ready() { node -e "fetch('$base/ready').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"; }
+for _ in $(seq 1 60); do ready && break; sleep 1; done
+ready || { echo "the API did not become ready" >&2; stop; exit 1; }
 echo
 echo "StarLab is up: $base  (dashboard: $base/dashboard, API docs: $base/docs)"
 [ -n "${GENERATED_KEY:-}" ] && echo "admin API key for this session: $STARLAB_ADMIN_KEY  (set STARLAB_ADMIN_KEY to choose your own)"

@@ -1,9 +1,11 @@
 import { Module } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_PIPE } from '@nestjs/core';
 import { ApiKeysController } from './api/api-keys.controller';
 import { AuditController } from './api/audit.controller';
 import { ApiKeyGuard } from './api/auth.guard';
+import { InputGuardPipe } from './api/input-guard';
 import { CatalogController } from './api/catalog.controller';
+import { EnvironmentsController } from './api/environments.controller';
 import { CheckpointActionsController } from './api/checkpoint-actions.controller';
 import { CheckpointsController } from './api/checkpoints.controller';
 import { JobsController } from './api/jobs.controller';
@@ -13,11 +15,16 @@ import { ProblemFilter } from './api/problem.filter';
 import { TeamsController } from './api/teams.controller';
 import { UsersController } from './api/users.controller';
 import { WebhooksController } from './api/webhooks.controller';
+import { ExperimentsController } from './api/experiments.controller';
+import { ArchiveService } from './services/archive.service';
+import { ExperimentService } from './services/experiment.service';
+import { WarmupService } from './services/warmup.service';
 import { CoreModule } from './core.module';
 import { ApiKeyService } from './services/api-key.service';
 import { AuditService } from './services/audit.service';
 import { AuthService } from './services/auth.service';
 import { CatalogService } from './services/catalog.service';
+import { EnvironmentService } from './services/environment.service';
 import { CheckpointActionsService } from './services/checkpoint-actions.service';
 import { DispatchService } from './services/dispatch.service';
 import { EvaluationService } from './services/evaluation.service';
@@ -37,14 +44,18 @@ import { WebhookService } from './services/webhook.service';
 /** The HTTP API process: validates, stores, dispatches and reads; never trains. */
 @Module({
   imports: [CoreModule],
-  controllers: [JobsController, CheckpointActionsController, LabController, CheckpointsController, CatalogController, UsersController, ApiKeysController, TeamsController, AuditController, WebhooksController, OperationsController],
+  controllers: [JobsController, CheckpointActionsController, LabController, CheckpointsController, CatalogController, EnvironmentsController, UsersController, ApiKeysController, TeamsController, AuditController, WebhooksController, OperationsController, ExperimentsController],
   providers: [
+    ArchiveService,
     AuthService,
+    ExperimentService,
+    WarmupService,
     ApiKeyService,
     AuditService,
     UserService,
     TeamService,
     CatalogService,
+    EnvironmentService,
     CheckpointActionsService,
     DispatchService,
     EvaluationService,
@@ -60,6 +71,7 @@ import { WebhookService } from './services/webhook.service';
     WebhookService,
     { provide: APP_GUARD, useClass: ApiKeyGuard },
     { provide: APP_FILTER, useClass: ProblemFilter },
+    { provide: APP_PIPE, useClass: InputGuardPipe },
   ],
 })
 export class ApiModule {}

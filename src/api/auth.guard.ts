@@ -27,7 +27,7 @@ export class ApiKeyGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (this.reflector.getAllAndOverride<boolean>(PUBLIC, [context.getHandler(), context.getClass()])) return true;
     const request = context.switchToHttp().getRequest<AuthenticatedRequest>();
-    request.principal = await this.auth.authenticate(request.headers.authorization);
+    request.principal = await this.auth.authenticate(request.headers.authorization, request.ip ?? request.socket.remoteAddress ?? 'unknown');
     const standing = await this.rateLimit.hit(request.principal.keyId);
     if (standing) announce(context.switchToHttp().getResponse<Response>(), standing);
     if (standing?.exceeded) throw new TooManyRequests(`this API key made more than ${standing.limit} requests in a minute; retry in ${standing.resetSeconds} s`, standing.resetSeconds);

@@ -8,12 +8,6 @@ import { Operation } from './openapi.decorators';
 export class CatalogController {
   constructor(private readonly catalog: CatalogService) {}
 
-  @Get('environments')
-  @Operation({ id: 'listEnvironments', summary: 'Environments with their config schemas and defaults', response: 'EnvironmentList' })
-  listEnvironments() {
-    return { data: this.catalog.listEnvironments() };
-  }
-
   @Get('algorithms')
   @Operation({ id: 'listAlgorithms', summary: 'Algorithm presets with their config schema and values', response: 'AlgorithmList' })
   listAlgorithms() {

@@ -5,6 +5,7 @@ import { serve, setup } from 'swagger-ui-express';
 import { parse } from 'yaml';
 import type { AppConfig } from '../config/config';
 import { TelemetryService } from '../services/telemetry.service';
+import { answerClientError } from './client-errors';
 import { mountDashboard } from './dashboard';
 import { countRequests } from './http-metrics';
 import { OPENAPI_PATH } from './operations.controller';
@@ -12,9 +13,11 @@ import { OPENAPI_PATH } from './operations.controller';
 /**
  * HTTP plumbing outside Nest's router: request counting for Prometheus, the JSON body parser
  * with the configured limit (its errors reach the ProblemFilter), a 415 for bodies that are not
- * JSON, Swagger UI at /docs over the committed openapi.yaml, and the web dashboard at /dashboard.
+ * JSON, Swagger UI at /docs over the committed openapi.yaml, the web dashboard at /dashboard, and
+ * problem documents for what Node's HTTP parser refuses itself (client-errors.ts).
  */
 export function configureHttp(app: NestExpressApplication, config: AppConfig): void {
+  app.getHttpServer().on('clientError', answerClientError);
   app.use(countRequests(app.get(TelemetryService)));
   app.use(requireJsonBodies);
   app.useBodyParser('json', { limit: config.bodyLimitBytes, type: ['application/json', 'application/*+json'] });

@@ -43,6 +43,9 @@ export const NotFoundResponse = () => problem(404, 'no such job visible to the c
 export const BadRequestResponse = () => problem(400, 'invalid input; `errors` names each field');
 export const AdminJobActionResponse = () => problem(403, 'admins only (the caller can read the job; one it cannot read is a 404)');
 export const ConflictResponse = () => problem(409, 'not allowed in the job’s current state');
+/** 202: a control recorded for the job's running attempt, which carries it out within seconds. */
+export const ControlAcceptedResponse = () =>
+  ApiResponse({ status: 202, description: 'accepted: the running attempt carries the request out within seconds; until then the job shows it as `controlRequest`', content: { 'application/json': { schema: ref('Job') } } });
 export const UnprocessableResponse = (description: string) => problem(422, description);
 
 /** 200 instead of 201: the same Idempotency-Key and body again, answered with the first result. */

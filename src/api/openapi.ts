@@ -6,8 +6,10 @@ import { JobSpecSchema } from '../training/spec/job-spec';
 import { ApiKeyListSchema, CreateApiKeySchema, IssuedApiKeySchema } from '../contracts/api-keys.dto';
 import { AuditEventListSchema } from '../contracts/audit.dto';
 import { AlgorithmSchema, EnvironmentSchema } from '../contracts/catalog.dto';
+import { RegisterEnvironmentSchema } from '../contracts/environments.dto';
 import { CreateEvaluationSchema, EvaluationListSchema, EvaluationSchema, ForkJobSchema, RollbackJobSchema } from '../contracts/checkpoint-actions.dto';
-import { CheckpointListSchema, JobEventListSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema } from '../contracts/jobs.dto';
+import { CheckpointListSchema, JobEventListSchema, JobListSchema, JobSchema, MetricSeriesSchema, TrajectoryListSchema, WarmupViewSchema } from '../contracts/jobs.dto';
+import { CreateExperimentSchema, ExperimentActionSchema, ExperimentCurvesSchema, ExperimentListSchema, ExperimentSchema, ExperimentSummarySchema } from '../contracts/experiments.dto';
 import { QueueViewSchema, UsageViewSchema } from '../contracts/lab.dto';
 import { HealthSchema, ReadinessSchema } from '../contracts/operations.dto';
 import { CreateTeamSchema, TeamListSchema, TeamSchema, UpdateTeamSchema } from '../contracts/teams.dto';
@@ -37,6 +39,13 @@ const COMPONENTS = {
   JobEventList: JobEventListSchema,
   TrajectoryList: TrajectoryListSchema,
   CheckpointList: CheckpointListSchema,
+  Warmup: WarmupViewSchema,
+  CreateExperiment: CreateExperimentSchema,
+  Experiment: ExperimentSchema,
+  ExperimentSummary: ExperimentSummarySchema,
+  ExperimentList: ExperimentListSchema,
+  ExperimentCurves: ExperimentCurvesSchema,
+  ExperimentAction: ExperimentActionSchema,
   CheckpointBytes: Type.String({ format: 'binary' }),
   CreateEvaluation: CreateEvaluationSchema,
   Evaluation: EvaluationSchema,
@@ -44,6 +53,8 @@ const COMPONENTS = {
   ForkJob: ForkJobSchema,
   RollbackJob: RollbackJobSchema,
   EnvironmentList: Type.Object({ data: Type.Array(EnvironmentSchema) }),
+  Environment: EnvironmentSchema,
+  RegisterEnvironment: RegisterEnvironmentSchema,
   AlgorithmList: Type.Object({ data: Type.Array(AlgorithmSchema) }),
   QueueView: QueueViewSchema,
   UsageView: UsageViewSchema,

@@ -1,4 +1,4 @@
-import { Controller, Get, Header, Res } from '@nestjs/common';
+import { Controller, Get, Header, Headers, Res } from '@nestjs/common';
 import { ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { readFileSync } from 'node:fs';
@@ -37,10 +37,18 @@ export class OperationsController {
   }
 
   @Get('metrics')
-  @Operation({ id: 'getPrometheusMetrics', summary: 'Prometheus metrics of this API process', isPublic: true, contentType: 'text/plain', response: 'PrometheusText', cacheable: false })
-  async getPrometheusMetrics(@Res() res: Response) {
+  @Operation({
+    id: 'getPrometheusMetrics',
+    summary: 'Prometheus metrics of this API process',
+    description: 'The lab’s totals for anyone; per-job series (job ids, names, owners) only with `Authorization: Bearer <STARLAB_METRICS_TOKEN>`.',
+    isPublic: true,
+    contentType: 'text/plain',
+    response: 'PrometheusText',
+    cacheable: false,
+  })
+  async getPrometheusMetrics(@Headers('authorization') authorization: string | undefined, @Res() res: Response) {
     // end(), not send(): every scrape counts itself, so an ETag could never match.
-    res.type(this.telemetry.registry.contentType).end(await this.telemetry.registry.metrics());
+    res.type(this.telemetry.registry.contentType).end(await this.telemetry.exposition(authorization));
   }
 
   @Get('openapi.yaml')

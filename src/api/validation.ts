@@ -2,7 +2,7 @@ import type { TSchema, Static } from '@sinclair/typebox';
 import { FormatRegistry } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { NAME_PATTERN, QUOTA_BOUNDS, UpdateUserBody, UpdateUserSchema } from '../contracts/users.dto';
-import { ValidationFailed } from '../services/errors';
+import { FieldProblem, ValidationFailed } from '../services/errors';
 import { checkAgainst } from '../training/spec/errors';
 
 // TypeBox rejects values of formats it does not know; register the ones the API uses.
@@ -11,10 +11,16 @@ if (!FormatRegistry.Has('uuid')) FormatRegistry.Set('uuid', (v) => /^[0-9a-f]{8}
 
 /**
  * Checks a request body or query against its schema, filling defaults. Query strings are
- * converted to the schema's types first ("20" → 20, "true" → true). Every bad field is named,
- * prefixed with where it came from (`query.limit`, `body.role`).
+ * converted to the schema's types first, and only plain forms convert: an integer is decimal
+ * digits ("20", not "2e1", "0x14" or "20.0"), a number decimal digits with an optional
+ * fraction, a boolean `true` or `false`, each given once. Every bad field is named, prefixed
+ * with where it came from (`query.limit`, `body.role`).
  */
 export function parseInput<S extends TSchema>(schema: S, input: unknown, location: 'body' | 'query'): Static<S> {
+  if (location === 'query') {
+    const problems = plainQueryProblems(schema, input as Record<string, unknown>);
+    if (problems.length > 0) throw new ValidationFailed(problems);
+  }
   const value = location === 'query' ? Value.Convert(schema, { ...(input as object) }) : input;
   if (location === 'body' && (typeof value !== 'object' || value === null || Array.isArray(value))) {
     throw new ValidationFailed([{ field: 'body', message: 'must be a JSON object' }]);
@@ -22,6 +28,30 @@ export function parseInput<S extends TSchema>(schema: S, input: unknown, locatio
   const { value: parsed, errors } = checkAgainst<Static<S>>(schema, value, location);
   if (errors.length > 0) throw new ValidationFailed(errors);
   return parsed;
+}
+
+const PLAIN: Record<string, { pattern: RegExp; message: string }> = {
+  integer: { pattern: /^-?\d+$/, message: 'must be a decimal integer (digits only)' },
+  number: { pattern: /^-?\d+(\.\d+)?$/, message: 'must be a decimal number (digits, optionally a fraction)' },
+  boolean: { pattern: /^(true|false)$/, message: 'must be true or false' },
+};
+
+/** Query parameters of a typed field that are not written plainly, or not once; integers that no float holds exactly. */
+function plainQueryProblems(schema: TSchema, query: Record<string, unknown>): FieldProblem[] {
+  const properties = (schema as { properties?: Record<string, TSchema> }).properties ?? {};
+  const problems: FieldProblem[] = [];
+  for (const [name, raw] of Object.entries(query ?? {})) {
+    const field = `query.${name}`;
+    if (typeof raw !== 'string') {
+      problems.push({ field, message: 'must be given once' });
+      continue;
+    }
+    const plain = PLAIN[properties[name]?.type as string];
+    if (!plain) continue;
+    if (!plain.pattern.test(raw)) problems.push({ field, message: plain.message });
+    else if (properties[name].type === 'integer' && !Number.isSafeInteger(Number(raw))) problems.push({ field, message: `must be between ${Number.MIN_SAFE_INTEGER} and ${Number.MAX_SAFE_INTEGER}` });
+  }
+  return problems;
 }
 
 /** A TypeBox union error names no bound ("Expected union value"), so the nullable fields say theirs here. */

@@ -1,4 +1,5 @@
 import { evalSuccessOf, type Metrics } from '../training/signals/step-metrics';
+import { WARMUP_REPORT_EVERY } from '../training/warmup-report';
 
 /** The signals a researcher watches, as `label: metric name`, most important first. */
 const SHOWN: [string, string][] = [
@@ -82,6 +83,8 @@ export class ProgressBar {
   private readonly started = Date.now();
   private firstStep: number | undefined;
   private lastEval: number | undefined;
+  /** When this bar saw the warm-up's first report, and how far it was then (its ETA is measured from there). */
+  private warmupSeen: { at: number; done: number } | undefined;
 
   constructor(
     private readonly total: number,
@@ -106,6 +109,25 @@ export class ProgressBar {
     );
     if (this.stream.isTTY) this.stream.write(`\r\x1b[2K${line}`);
     else if (step % this.everyLines === 0 || step === this.total || evaluation !== undefined) this.stream.write(`${line}\n`);
+  }
+
+  /**
+   * Draws the supervised warm-up, the phase before RL step 0: its steps done, its loss and the
+   * time left at its pace since the first report this bar saw (`at`: when the report was made).
+   * Into a file or a pipe, every fifth report and the last are printed.
+   */
+  warmup(report: { kind: string; done: number; steps: number; loss: number }, at = Date.now()): void {
+    const now = at;
+    this.warmupSeen ??= { at: now, done: report.done };
+    const elapsedS = (now - this.warmupSeen.at) / 1000;
+    const done = report.done - this.warmupSeen.done;
+    const label = `warm-up ${report.kind} `;
+    const line = renderProgress(
+      { step: report.done, total: report.steps, signals: [['loss', report.loss]], elapsedS, etaS: done > 0 ? (elapsedS / done) * (report.steps - report.done) : null },
+      Math.max(20, terminalColumns(this.stream) - label.length),
+    );
+    if (this.stream.isTTY) this.stream.write(`\r\x1b[2K${label}${line}`);
+    else if (report.done % (5 * WARMUP_REPORT_EVERY) === 0 || report.done === report.steps) this.stream.write(`${label}${line}\n`);
   }
 
   message(text: string): void {

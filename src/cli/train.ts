@@ -5,7 +5,9 @@
  *                    [--checkpoint-out final.ckpt] [--backend auto|tfjs-node-gpu|tfjs-node|wasm|cpu]
  *
  * `--algorithm` replaces the spec's `algorithm.id` (its `algorithm.config` overrides still apply),
- * so one spec file can be trained under every preset.
+ * so one spec file can be trained under every preset. An environment served by another process is
+ * `{"id": "http", "config": {"url": "http://…"}}` (the StarLab protocol) or `{"id": "openenv",
+ * "config": {"url", "observationField", "actionField", "actions"}}` (docs/environments.md).
  * Writes one JSON line per step, {"step": n, "metrics": {canonical name: value}}, and one per step
  * with collapse warnings, {"step": n, "warnings": [...]}, shown on the terminal as they fire.
  * Exits 2 for an invalid spec or arguments (naming the field), 1 if training fails.
@@ -16,7 +18,10 @@ import { ALGORITHM_IDS } from '../training/algorithms/presets';
 import { BACKEND_PREFERENCE, BackendChoice } from '../training/backend';
 import { SpecValidationError } from '../training/spec/errors';
 import { evalSuccessOf } from '../training/signals/step-metrics';
-import { parseJobSpec } from '../training/spec/validate';
+import { JobSpec, parseJobSpec } from '../training/spec/validate';
+import { EnvServerError } from '../training/envs/remote/protocol';
+import type { EnvDefinition } from '../training/envs/types';
+import { servedEnvironmentOf } from './served-environment';
 import { Trainer } from '../training/trainer';
 import { ProgressBar } from './progress';
 
@@ -29,7 +34,7 @@ function fail(message: string, code = 2): never {
   process.exit(code);
 }
 
-function readSpec(path: string, algorithmId: string | undefined) {
+async function readSpec(path: string, algorithmId: string | undefined): Promise<{ spec: JobSpec; environment?: EnvDefinition; dispose: () => void }> {
   let raw: unknown;
   try {
     raw = JSON.parse(readFileSync(path, 'utf8'));
@@ -42,8 +47,16 @@ function readSpec(path: string, algorithmId: string | undefined) {
     spec.algorithm = { ...algorithm, id: algorithmId };
   }
   try {
-    return parseJobSpec(raw);
+    const served = await servedEnvironmentOf(raw);
+    if (!served) return { spec: parseJobSpec(raw), dispose: () => undefined };
+    try {
+      return { spec: parseJobSpec(served.spec, served.definition), environment: served.definition, dispose: served.dispose };
+    } catch (error) {
+      served.dispose();
+      throw error;
+    }
   } catch (error) {
+    if (error instanceof EnvServerError) fail(`cannot train on the environment server: ${error.message}`);
     if (error instanceof SpecValidationError) {
       fail(`invalid job spec ${path}:\n${error.errors.map((e) => `  ${e.field}: ${e.message}`).join('\n')}`);
     }
@@ -74,9 +87,9 @@ async function main(): Promise<void> {
   if (backend !== 'auto' && !(BACKEND_PREFERENCE as readonly string[]).includes(backend)) {
     fail(`--backend must be one of auto, ${BACKEND_PREFERENCE.join(', ')}`);
   }
-  const spec = readSpec(args.spec, args.algorithm);
+  const { spec, environment, dispose } = await readSpec(args.spec, args.algorithm);
   const progress = new ProgressBar(spec.training.steps);
-  const trainer = await Trainer.create(spec, { backend }, (m) => progress.message(m));
+  const trainer = await Trainer.create(spec, { backend, environment }, (m) => progress.message(m));
   progress.message(
     `${spec.name}: ${spec.environment.id} / ${spec.algorithm.id}, ${trainer.parameterCount} parameters, ` +
       `${spec.rollout.groups}×${spec.rollout.groupSize} rollouts × ${spec.training.steps} steps, warm-up ${spec.training.warmup.kind} ` +
@@ -106,6 +119,8 @@ async function main(): Promise<void> {
   await new Promise<void>((resolve) => (out ? out.end(resolve) : resolve()));
   progress.message(`done: ${result.step} steps; eval success after warm-up ${firstEval?.toFixed(3)}, at the end ${lastEval?.toFixed(3)}`);
   trainer.dispose();
+  dispose();
 }
 
-main().catch((error) => fail(`training failed: ${(error as Error).stack ?? error}`, 1));
+// A server that failed is a reason for the user (which environment, which request), not a stack trace.
+main().catch((error) => fail(`training failed: ${error instanceof EnvServerError ? error.message : ((error as Error).stack ?? error)}`, 1));

@@ -32,6 +32,8 @@ export interface AppConfig {
     writeDeadlineMs: number;
     /** Failed attempts (a result not stored, the runner failing) after which a job fails. */
     maxFailedAttempts: number;
+    /** Longest an evaluation's child may play before it is killed and the evaluation fails. */
+    evaluationTimeoutMs: number;
     /**
      * A local folder where the worker keeps finished warm-ups for jobs that share one (a preset
      * comparison, a learning-rate sweep), at most `entries` of them; null = every job trains its own.
@@ -53,6 +55,10 @@ export interface AppConfig {
   rateLimitPerMinute: number;
   /** How long a replica trusts a resolved API key: the bound on revocation (0 = every request asks Postgres). */
   principalCacheMs: number;
+  /** Failed API key lookups per client address per minute before its lookups are refused (0 = no limit). */
+  authFailuresPerMinute: number;
+  /** When set, GET /metrics includes per-job series (ids, names, owners) for a scraper that presents it as a bearer token. */
+  metricsToken: string | null;
   /** How old a replica's view of the scheduling plan (queue positions) may be when read. */
   queueViewMs: number;
   /** How old a job's row may be when GET /v1/jobs/{id} serves it (0 = read at every request). */
@@ -128,6 +134,10 @@ export function loadConfig(env: Env = process.env): AppConfig {
   if (adminKey !== null && !/^[A-Za-z0-9_-]{24,128}$/.test(adminKey)) {
     problems.push('STARLAB_ADMIN_KEY must be 24–128 characters of letters, digits, _ or -');
   }
+  const metricsToken = env.STARLAB_METRICS_TOKEN || null;
+  if (metricsToken !== null && !/^[A-Za-z0-9_.~+/=-]{24,256}$/.test(metricsToken)) {
+    problems.push('STARLAB_METRICS_TOKEN must be 24–256 characters of letters, digits or _ . ~ + / = -');
+  }
   const backend = oneOf<BackendChoice>('STARLAB_BACKEND', 'auto', ['auto', ...BACKEND_PREFERENCE]);
   const warmupCacheDir = env.STARLAB_WARMUP_CACHE_DIR || null;
   const warmupCacheEntries = int('STARLAB_WARMUP_CACHE_ENTRIES', 32, 1, 10_000);
@@ -152,6 +162,7 @@ export function loadConfig(env: Env = process.env): AppConfig {
       controlPollMs: int('STARLAB_CONTROL_POLL_MS', 500, 50, 60_000),
       writeDeadlineMs: int('STARLAB_WRITE_DEADLINE_MS', 5 * 60_000, 100, 3_600_000),
       maxFailedAttempts: int('STARLAB_MAX_FAILED_ATTEMPTS', 3, 1, 100),
+      evaluationTimeoutMs: int('STARLAB_EVALUATION_TIMEOUT_MS', 30 * 60_000, 1000, 24 * 3_600_000),
       warmupCache: warmupCacheDir ? { dir: warmupCacheDir, entries: warmupCacheEntries } : null,
     },
     checkpointsKept: int('STARLAB_CHECKPOINTS_KEPT', 5, 1, 1000),
@@ -163,6 +174,8 @@ export function loadConfig(env: Env = process.env): AppConfig {
     },
     rateLimitPerMinute: int('STARLAB_RATE_LIMIT_PER_MINUTE', 1200, 0, 1_000_000),
     principalCacheMs: int('STARLAB_PRINCIPAL_CACHE_MS', 5000, 0, 60_000),
+    authFailuresPerMinute: int('STARLAB_AUTH_FAILURES_PER_MINUTE', 30, 0, 100_000),
+    metricsToken,
     queueViewMs: int('STARLAB_QUEUE_VIEW_MS', 1000, 0, 60_000),
     jobViewMs: int('STARLAB_JOB_VIEW_MS', 1000, 0, 60_000),
     webhooks: {

@@ -1,9 +1,9 @@
 import { Static, Type } from '@sinclair/typebox';
 
 /** What an audit event records (job actions are `audit` job events instead). */
-export const AUDIT_ACTIONS = ['user.create', 'user.update', 'user.disable', 'user.enable', 'team.create', 'team.update', 'api_key.issue', 'api_key.revoke'] as const;
+export const AUDIT_ACTIONS = ['user.create', 'user.update', 'user.disable', 'user.enable', 'team.create', 'team.update', 'api_key.issue', 'api_key.revoke', 'environment.register', 'environment.delete'] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
-export const AUDIT_TARGET_TYPES = ['user', 'team', 'api_key'] as const;
+export const AUDIT_TARGET_TYPES = ['user', 'team', 'api_key', 'environment'] as const;
 export type AuditTargetType = (typeof AUDIT_TARGET_TYPES)[number];
 
 const Timestamp = Type.String({ format: 'date-time' });

@@ -1,5 +1,15 @@
 import { Static, Type } from '@sinclair/typebox';
 
+/** A registered environment's server (POST /v1/environments). */
+export const EnvironmentServerSchema = Type.Object({
+  protocol: Type.Union([Type.Literal('starlab'), Type.Literal('openenv')]),
+  url: Type.String(),
+  digest: Type.String({ description: 'sha-256 of the manifest read at registration' }),
+  fork: Type.Boolean({ description: 'the server copies episodes (arpo and aepo need it)' }),
+  registeredBy: Type.String({ description: 'the admin who registered it' }),
+  registeredAt: Type.String({ format: 'date-time' }),
+});
+
 /** GET /v1/environments: what can be trained, with the JSON Schema of each config. */
 export const EnvironmentSchema = Type.Object({
   id: Type.String(),
@@ -18,6 +28,7 @@ export const EnvironmentSchema = Type.Object({
     }),
     { description: 'per warm-up kind: the measured recipe a job gets by default (model, answer format, schedule)' },
   ),
+  server: Type.Union([EnvironmentServerSchema, Type.Null()], { description: 'null for a built-in; the server of a registered environment' }),
 });
 export type EnvironmentView = Static<typeof EnvironmentSchema>;
 

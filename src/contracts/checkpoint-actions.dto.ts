@@ -15,7 +15,9 @@ export const CreateEvaluationSchema = Type.Object(
     environment: Type.Optional(
       Type.Object(
         {
-          id: Type.Optional(Type.Union(Object.keys(ENVIRONMENTS).map((id) => Type.Literal(id)), { description: 'default: the job’s environment' })),
+          id: Type.Optional(
+            Type.String({ minLength: 1, maxLength: 64, pattern: '^[a-z][a-z0-9-]*$', description: `a built-in (${Object.keys(ENVIRONMENTS).join(', ')}) or a registered environment (GET /v1/environments); default: the job’s environment` }),
+          ),
           config: Type.Optional(
             Type.Record(Type.String(), Type.Unknown(), {
               description: 'on the job’s own environment: merged over the job’s config (e.g. `{"slippery": true}`); on another one: that environment’s config',

@@ -16,7 +16,14 @@ export const CollapseWarningSchema = Type.Object({
   severity: Type.Union([Type.Literal('info'), Type.Literal('warning'), Type.Literal('critical')]),
   message: Type.String(),
 });
-export const WarningListSchema = Type.Object({ data: Type.Array(CollapseWarningSchema) });
+export const WarningListSchema = Type.Object({
+  data: Type.Array(CollapseWarningSchema),
+  detectors: Type.Record(
+    Type.String(),
+    Type.Object({ signal: Type.String(), enabled: Type.Boolean(), threshold: Type.Number(), severity: Type.String() }),
+    { description: 'each detector as this job runs it: the defaults with the job’s collapse.rules applied (the dashboard draws kl_spike’s threshold on kl/update)' },
+  ),
+});
 export type WarningListView = Static<typeof WarningListSchema>;
 
 export const BacktestBodySchema = Type.Object(

@@ -1,7 +1,8 @@
-// The dashboard: a hash router over five views, behind a login with an API key.
+// The dashboard: a hash router over its views, behind a login with an API key.
 import { api, apiKey, forgetApiKey, whenUnauthorized } from './api.js';
 import { clear, h, problemBox } from './dom.js';
 import { renderCompare } from './views/compare.js';
+import { renderExperiment, renderExperiments } from './views/experiments.js';
 import { renderJob } from './views/job.js';
 import { renderJobs } from './views/jobs.js';
 import { renderLogin } from './views/login.js';
@@ -16,6 +17,8 @@ const ROUTES = [
   { pattern: /^#\/login$/, view: 'login', render: renderLogin, open: true },
   { pattern: /^#\/jobs\/([0-9a-f-]{36})$/, view: 'jobs', render: renderJob },
   { pattern: /^#\/jobs$/, view: 'jobs', render: renderJobs },
+  { pattern: /^#\/experiments\/([0-9a-f-]{36})$/, view: 'experiments', render: renderExperiment },
+  { pattern: /^#\/experiments$/, view: 'experiments', render: renderExperiments },
   { pattern: /^#\/queue$/, view: 'queue', render: renderQueue },
   { pattern: /^#\/compare(?:\?(.*))?$/, view: 'compare', render: renderCompare },
 ];

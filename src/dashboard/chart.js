@@ -1,16 +1,41 @@
-// Step-series charts on uPlot, with collapse-warning markers drawn over the plot.
+// Step-series charts on uPlot: collapse-warning markers, threshold lines, seed bands (min–max)
+// and display smoothing drawn over the plot; steps on the x axis are whole numbers.
 import uPlot from 'uplot';
 import { h, number } from './dom.js';
 
 export const PALETTE = ['#2563eb', '#16a34a', '#9333ea', '#ea580c', '#0891b2', '#db2777', '#65a30d', '#475569'];
-/** Auto range with 10% headroom; a flat series gets a band around its value instead of 0–100. */
-function flatSafeRange(_u, min, max) {
-  if (min === null || max === null) return [0, 1];
-  if (min === max) {
-    const pad = Math.abs(min) * 0.5 || 0.5;
-    return [min - pad, max + pad];
-  }
-  return uPlot.rangeNum(min, max, 0.1, true);
+/** Tick spacings of the step axis: whole steps only, so a 5-step run is not labelled 0.5, 1.5, … */
+const STEP_INCREMENTS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10000];
+
+/** Auto range with 10% headroom, stretched to show `extra` values (thresholds); a flat series gets a band around its value. */
+function rangeWith(extra) {
+  return (_u, dataMin, dataMax) => {
+    if (dataMin === null || dataMax === null) return extra.length ? [Math.min(0, ...extra), Math.max(...extra) * 1.2] : [0, 1];
+    const min = Math.min(dataMin, ...extra);
+    const max = Math.max(dataMax, ...extra);
+    if (min === max) {
+      const pad = Math.abs(min) * 0.5 || 0.5;
+      return [min - pad, max + pad];
+    }
+    return uPlot.rangeNum(min, max, 0.1, true);
+  };
+}
+
+/**
+ * Exponential moving average for display, debiased as TensorBoard's smoothing is: s_t = w·s_{t−1}
+ * + (1 − w)·x_t, divided by 1 − w^t, so the first points are not pulled towards 0. Gaps (null)
+ * stay gaps and do not reset the average; w = 0 returns the values unchanged.
+ */
+export function smooth(values, weight) {
+  if (!(weight > 0)) return values;
+  let average = 0;
+  let count = 0;
+  return values.map((v) => {
+    if (v === null || !Number.isFinite(v)) return v;
+    average = weight * average + (1 - weight) * v;
+    count++;
+    return average / (1 - weight ** count);
+  });
 }
 
 const SEVERITY_COLOR = { info: '#64748b', warning: '#d97706', critical: '#dc2626' };
@@ -23,13 +48,16 @@ const SEVERITY_COLOR = { info: '#64748b', warning: '#d97706', critical: '#dc2626
 export class StepChart {
   /**
    * @param {HTMLElement} host
-   * @param {{ title: string, series: {name: string, label: string, color?: string}[], unit?: string, range?: [number, number], height?: number, note?: string }} options
+   * @param {{ title: string, series: {name: string, label: string, color?: string, band?: {lower: string, upper: string}}[], unit?: string, range?: [number, number], height?: number, note?: string, xLabel?: string, thresholds?: {value: number, label: string}[] }} options
+   * A series with `band` is drawn as its mean line over the area between its lower and upper series (the seeds' min–max).
    */
   constructor(host, options) {
     this.options = options;
     this.series = options.series;
     this.rows = [];
     this.warnings = [];
+    this.smoothing = 0;
+    this.thresholds = options.thresholds ?? [];
     this.plotHost = h('div', { class: 'chart-plot' });
     this.legend = h('div', { class: 'chart-legend' });
     this.element = h(
@@ -66,14 +94,35 @@ export class StepChart {
     this.plot?.redraw(false, false);
   }
 
+  /** Horizontal reference lines (a detector's threshold), dashed, with their label. */
+  setThresholds(thresholds) {
+    const same = JSON.stringify(thresholds) === JSON.stringify(this.thresholds);
+    this.thresholds = thresholds;
+    this.element.dataset.thresholds = JSON.stringify(thresholds.map((t) => t.value));
+    if (!same) this.destroyPlot();
+    this.draw();
+  }
+
+  /** Display smoothing, 0 (raw) to 0.99: the drawn lines, not the data (see `smooth`). */
+  setSmoothing(weight) {
+    this.smoothing = weight;
+    this.element.dataset.smoothing = String(weight);
+    this.draw();
+  }
+
+  /** The plotted columns: x, then per series its line, then each band's lower and upper (never smoothed). */
   data() {
-    const rows = this.rows.filter((row) => this.series.some((s) => Number.isFinite(row.metrics[s.name])));
-    return [rows.map((r) => r.step), ...this.series.map((s) => rows.map((r) => (Number.isFinite(r.metrics[s.name]) ? r.metrics[s.name] : null)))];
+    const bands = this.series.filter((s) => s.band);
+    const names = [...this.series.map((s) => s.name), ...bands.flatMap((s) => [s.band.lower, s.band.upper])];
+    const rows = this.rows.filter((row) => names.some((name) => Number.isFinite(row.metrics[name])));
+    const column = (name) => rows.map((r) => (Number.isFinite(r.metrics[name]) ? r.metrics[name] : null));
+    return [rows.map((r) => r.step), ...this.series.map((s) => smooth(column(s.name), this.smoothing)), ...bands.flatMap((s) => [column(s.band.lower), column(s.band.upper)])];
   }
 
   draw() {
     const data = this.data();
     this.element.dataset.points = JSON.stringify(Object.fromEntries(this.series.map((s, i) => [s.name, data[i + 1].filter((v) => v !== null).length])));
+    this.element.dataset.thresholds = JSON.stringify(this.thresholds.map((t) => t.value));
     this.renderLegend(data);
     if (data[0].length === 0) {
       this.destroyPlot();
@@ -100,6 +149,7 @@ export class StepChart {
           h('span', { class: 'legend-value' }, values.length ? number(values[values.length - 1]) : '—'),
         );
       }),
+      ...this.thresholds.map((t) => h('span', { class: 'legend-item threshold', dataset: { threshold: t.value } }, h('span', { class: 'swatch dashed' }), t.label)),
     );
   }
 
@@ -110,21 +160,64 @@ export class StepChart {
   config() {
     const grid = { stroke: '#e2e8f0', width: 1 };
     const axis = { stroke: '#64748b', grid, ticks: { stroke: '#cbd5e1', width: 1 }, font: '11px system-ui, sans-serif' };
+    const bands = this.series.map((s, i) => ({ s, i })).filter(({ s }) => s.band);
+    const lowerOf = (k) => 1 + this.series.length + 2 * k;
     return {
       ...this.size(),
       legend: { show: false },
       cursor: { drag: { x: true, y: false }, points: { size: 6 } },
-      scales: { x: { time: false }, y: { range: this.options.range ?? flatSafeRange } },
+      scales: { x: { time: false }, y: { range: this.options.range ?? rangeWith(this.thresholds.map((t) => t.value)) } },
       axes: [
-        { ...axis, label: 'step', labelSize: 16, labelFont: '11px system-ui, sans-serif' },
+        {
+          ...axis,
+          label: this.options.xLabel ?? 'step',
+          labelSize: 16,
+          labelFont: '11px system-ui, sans-serif',
+          incrs: STEP_INCREMENTS,
+          // Whole steps only; the ticks drawn are kept on the element, so what is shown can be checked.
+          values: (_u, ticks) => {
+            const whole = ticks.map((t) => (Number.isInteger(t) ? String(t) : ''));
+            this.element.dataset.xTicks = JSON.stringify(ticks.filter((t) => Number.isInteger(t)));
+            return whole;
+          },
+        },
         { ...axis, size: 56, values: (_u, ticks) => ticks.map((t) => number(t, 3)) },
       ],
       series: [
         { label: 'step' },
         ...this.series.map((s, i) => ({ label: s.label, stroke: this.color(i), width: 1.75, spanGaps: true, points: { show: (u) => u.data[0].length < 40, size: 4 } })),
+        ...bands.flatMap(({ s }) => [
+          { label: `${s.label} min`, stroke: 'transparent', width: 0, spanGaps: true, points: { show: false } },
+          { label: `${s.label} max`, stroke: 'transparent', width: 0, spanGaps: true, points: { show: false } },
+        ]),
       ],
-      hooks: { draw: [(u) => this.drawWarnings(u)] },
+      bands: bands.map(({ i }, k) => ({ series: [lowerOf(k) + 1, lowerOf(k)], fill: `${this.color(i)}26` })),
+      hooks: { draw: [(u) => this.drawThresholds(u), (u) => this.drawWarnings(u)] },
     };
+  }
+
+  /** Dashed horizontal lines at each threshold, labelled at the right. */
+  drawThresholds(u) {
+    const { ctx } = u;
+    const dpr = devicePixelRatio || 1;
+    for (const threshold of this.thresholds) {
+      const y = u.valToPos(threshold.value, 'y', true);
+      if (!Number.isFinite(y)) continue;
+      ctx.save();
+      ctx.strokeStyle = '#dc2626';
+      ctx.globalAlpha = 0.8;
+      ctx.lineWidth = dpr;
+      ctx.setLineDash([6 * dpr, 4 * dpr]);
+      ctx.beginPath();
+      ctx.moveTo(u.bbox.left, y);
+      ctx.lineTo(u.bbox.left + u.bbox.width, y);
+      ctx.stroke();
+      ctx.fillStyle = '#dc2626';
+      ctx.font = `${11 * dpr}px system-ui, sans-serif`;
+      ctx.textAlign = 'right';
+      ctx.fillText(threshold.label, u.bbox.left + u.bbox.width - 4 * dpr, y - 4 * dpr);
+      ctx.restore();
+    }
   }
 
   /** Vertical marks at warning steps (canvas), with DOM markers carrying the details. */

@@ -69,12 +69,23 @@ export function bytes(n) {
 
 export const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
 
-/** Seconds left for a running job: remaining steps × its measured step time. */
-export function eta(job) {
-  if (job.status !== 'running') return null;
-  const stepMs = job.latestMetrics?.['perf/step_ms'];
-  if (!Number.isFinite(stepMs) || stepMs <= 0) return null;
-  return ((job.totalSteps - job.currentStep) * stepMs) / 1000;
+/**
+ * Where a job stands: in its supervised warm-up until step 0 is stored (its own steps, progress
+ * and ETA, as the API reports them), then in RL steps. `eta` is the seconds left in the phase,
+ * null when not known (not running, or too early to tell).
+ */
+export function phase(job) {
+  const warmup = job.warmup;
+  if (warmup && warmup.completed < warmup.steps && job.currentStep === 0 && !TERMINAL.has(job.status)) {
+    return { name: 'warm-up', done: warmup.completed, total: warmup.steps, fraction: warmup.completed / warmup.steps, eta: job.status === 'running' ? warmup.etaSeconds : null, label: `warm-up ${warmup.completed}/${warmup.steps}` };
+  }
+  return { name: 'rl', done: job.currentStep, total: job.totalSteps, fraction: job.progress, eta: job.status === 'running' ? (job.eta?.seconds ?? null) : null, label: `${job.currentStep}/${job.totalSteps}` };
+}
+
+/** Label chips (`key=value`), or nothing without labels. */
+export function labelChips(labels) {
+  const entries = Object.entries(labels ?? {});
+  return entries.length ? h('span', { class: 'labels' }, entries.map(([k, v]) => h('span', { class: 'chip', dataset: { label: `${k}=${v}` } }, `${k}=${v}`))) : null;
 }
 
 export function statusPill(status) {
@@ -103,5 +114,28 @@ export function problemBox(error) {
     h('strong', {}, problem.title ?? 'Something went wrong'),
     problem.detail || error?.message ? h('div', {}, problem.detail ?? error.message) : null,
     problem.errors?.length ? h('ul', {}, problem.errors.map((e) => h('li', {}, h('code', {}, e.field), ' ', e.message))) : null,
+  );
+}
+
+/**
+ * A button that runs `act` (an API call), clearing `errorHost` first and showing the problem
+ * there if it fails.
+ */
+export function actionButton(label, act, errorHost, kind = '') {
+  return h(
+    'button',
+    {
+      type: 'button',
+      class: `button ${kind}`,
+      onclick: async () => {
+        clear(errorHost);
+        try {
+          await act();
+        } catch (e) {
+          clear(errorHost, problemBox(e));
+        }
+      },
+    },
+    label,
   );
 }

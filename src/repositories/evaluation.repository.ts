@@ -51,6 +51,24 @@ export class EvaluationRepository {
     return rows.length === 0 ? null : this.prisma.evaluation.findUnique({ where: { id: rows[0].id } });
   }
 
+  /**
+   * A worker starting under `workerId`: the evaluations an earlier process of that name was
+   * playing go back to the queue (it never looked stale: the name kept heart-beating).
+   */
+  async reclaim(workerId: string): Promise<number> {
+    const { count } = await this.prisma.evaluation.updateMany({ where: { workerId, status: 'running' }, data: { status: 'queued', workerId: null, startedAt: null } });
+    return count;
+  }
+
+  /**
+   * Fails evaluations still `running` more than `olderThanMs` after they were claimed: their
+   * worker's own timeout should have ended them, so it is stuck; none stays running for ever.
+   */
+  async expire(olderThanMs: number, error: string): Promise<number> {
+    const { count } = await this.prisma.evaluation.updateMany({ where: { status: 'running', startedAt: { lt: new Date(Date.now() - olderThanMs) } }, data: { status: 'failed', error, finishedAt: new Date() } });
+    return count;
+  }
+
   /** The bytes to evaluate, if the checkpoint still exists. */
   checkpointBytes(checkpointId: string) {
     return this.prisma.checkpoint.findUnique({ where: { id: checkpointId }, select: { bytes: true } });

@@ -23,6 +23,13 @@ export interface JobListFilter {
   ownerIds: string[] | null;
   status?: JobStatus;
   label?: { key: string; value: string };
+  /** Name contains (case-insensitive). */
+  nameContains?: string;
+  environment?: string;
+  parentJobId?: string;
+  experimentId?: string;
+  /** true: only archived jobs; false: only the others. */
+  archived?: boolean;
   before?: { createdAt: Date; id: string };
   limit: number;
 }
@@ -60,7 +67,7 @@ function fieldOf(column: string): string {
 export type Admit = (owner: { queued: number; maxQueuedJobs: number | null }) => void;
 
 /** Locks the owner's row, so concurrent submissions of one user are counted one after the other, and asks `admit`. */
-async function admitUnderLock(tx: Prisma.TransactionClient, ownerId: string, admit: Admit): Promise<void> {
+export async function admitUnderLock(tx: Prisma.TransactionClient, ownerId: string, admit: Admit): Promise<void> {
   const [owner] = await tx.$queryRaw<{ max_queued_jobs: number | null }[]>`SELECT max_queued_jobs FROM users WHERE id = ${ownerId}::uuid FOR UPDATE`;
   admit({ queued: await tx.job.count({ where: { ownerId, status: 'queued' } }), maxQueuedJobs: owner?.max_queued_jobs ?? null });
 }
@@ -127,6 +134,11 @@ export class JobRepository {
       ...(filter.ownerIds ? { ownerId: { in: filter.ownerIds } } : {}),
       ...(filter.status ? { status: filter.status } : {}),
       ...(filter.label ? { labels: { path: [filter.label.key], equals: filter.label.value } } : {}),
+      ...(filter.nameContains ? { name: { contains: filter.nameContains, mode: 'insensitive' as const } } : {}),
+      ...(filter.environment ? { spec: { path: ['environment', 'id'], equals: filter.environment } } : {}),
+      ...(filter.parentJobId ? { parentJobId: filter.parentJobId } : {}),
+      ...(filter.experimentId ? { experimentId: filter.experimentId } : {}),
+      ...(filter.archived === undefined ? {} : { archivedAt: filter.archived ? { not: null } : null }),
       ...(filter.before
         ? { OR: [{ createdAt: { lt: filter.before.createdAt } }, { createdAt: filter.before.createdAt, id: { lt: filter.before.id } }] }
         : {}),
@@ -137,27 +149,6 @@ export class JobRepository {
   async ownerNames(ids: string[]): Promise<Map<string, string>> {
     const users = await this.prisma.user.findMany({ where: { id: { in: ids } }, select: { id: true, name: true } });
     return new Map(users.map((u) => [u.id, u.name]));
-  }
-
-  /**
-   * Changes status only if the job is still in one of `from` (optimistic: a concurrent change
-   * wins, the caller re-reads), and records the transition as an event. Returns the row or null.
-   */
-  transition(id: string, from: JobStatus[], data: Prisma.JobUpdateInput & { status?: JobStatus }, event?: { message: string; data?: Prisma.InputJsonValue; type?: JobEventType }) {
-    return this.cache.dropAfter(id, () => this.prisma.$transaction(async (tx) => {
-      const { count } = await tx.job.updateMany({ where: { id, status: { in: from } }, data: data as Prisma.JobUpdateManyMutationInput });
-      if (count === 0) return null;
-      if (event) await tx.jobEvent.create({ data: { jobId: id, type: event.type ?? 'state', message: event.message, data: event.data ?? { status: data.status ?? null } } });
-      return tx.job.findUnique({ where: { id }, include: { owner: true }, relationLoadStrategy: 'join' });
-    }));
-  }
-
-  update(id: string, data: Prisma.JobUpdateInput) {
-    return this.cache.dropAfter(id, () => this.prisma.job.update({ where: { id }, data }));
-  }
-
-  addEvent(jobId: string, type: JobEventType, message: string, data?: Prisma.InputJsonValue) {
-    return this.prisma.jobEvent.create({ data: { jobId, type, message, data } });
   }
 
   /** The step the job's latest rollback returned to (from its audit event), or null. */
@@ -178,14 +169,14 @@ export class JobRepository {
 
   /** Running jobs the database says `workerId` holds. */
   runningOn(workerId: string) {
-    return this.prisma.job.findMany({ where: { status: 'running', workerId }, select: { id: true } });
+    return this.prisma.job.findMany({ where: { status: 'running', workerId }, select: { id: true, attempt: true } });
   }
 
   /** Running jobs whose worker is not among `aliveWorkers` (it stopped heart-beating). */
   runningOnDeadWorkers(aliveWorkers: string[], limit: number) {
     return this.prisma.job.findMany({
       where: { status: 'running', OR: [{ workerId: null }, { workerId: { notIn: aliveWorkers } }] },
-      select: { id: true, workerId: true, dispatchedDevice: true },
+      select: { id: true, workerId: true, attempt: true, dispatchedDevice: true },
       take: limit,
     });
   }

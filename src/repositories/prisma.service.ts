@@ -1,10 +1,21 @@
-import { Inject, Injectable, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
 import { PrismaClient } from '../generated/prisma/client';
 
 /** Injection token for the Postgres connection string (provided by the config module). */
 export const DATABASE_URL = Symbol('DATABASE_URL');
+
+/**
+ * How long Postgres lets a session sit idle inside a transaction before it ends the session (and
+ * with it the transaction's row locks). A process frozen mid-transaction (SIGSTOP, a suspended VM,
+ * a stalled host) would otherwise hold a job's row lock for as long as it stays frozen, and the
+ * worker that takes its job over would wait on that lock instead of training. This service's
+ * transactions send their statements back to back; none waits on anything else in between.
+ */
+export const IDLE_IN_TRANSACTION_MS = 15_000;
+/** Injection token for another bound than IDLE_IN_TRANSACTION_MS; the service provides none (tests pass one to the constructor). */
+export const IDLE_IN_TRANSACTION = Symbol('IDLE_IN_TRANSACTION');
 
 /**
  * The one Prisma client of a process, connected through `pg` (Prisma's Rust-free client with
@@ -22,8 +33,8 @@ export class PrismaService extends PrismaClient implements OnModuleInit, OnModul
   /** The pool Prisma's adapter runs on; `prepared` uses it directly. Ended by `$disconnect()`. */
   private readonly pool: pg.Pool;
 
-  constructor(@Inject(DATABASE_URL) databaseUrl: string) {
-    const pool = new pg.Pool({ connectionString: databaseUrl });
+  constructor(@Inject(DATABASE_URL) databaseUrl: string, @Optional() @Inject(IDLE_IN_TRANSACTION) idleInTransactionMs: number = IDLE_IN_TRANSACTION_MS) {
+    const pool = new pg.Pool({ connectionString: databaseUrl, idle_in_transaction_session_timeout: idleInTransactionMs });
     // An idle client's error (Postgres restarted) is emitted on the pool, and with no listener it
     // would end the process; pg-pool drops that client either way and the next query opens another.
     pool.on('error', () => undefined);

@@ -42,4 +42,22 @@ export class ProgressRepository {
     for (const row of steps) result.get(row.job_id)!.recentSteps.push({ step: row.step, at: row.created_at });
     return result;
   }
+
+  /**
+   * Everything a job's warm-up reported, oldest first: its progress lines (log events that start
+   * with `warm-up `) and the starts of its training processes, with when each was stored; and the
+   * metrics of step 0 (the warm-up's own and the evaluation after it) once stored.
+   */
+  async warmupHistory(jobId: string): Promise<{ lines: { message: string; at: Date }[]; step0: Record<string, number> | null }> {
+    const [lines, step0] = await Promise.all([
+      this.prisma.jobEvent.findMany({
+        where: { jobId, type: 'log', OR: [{ message: { startsWith: 'warm-up ' } }, { message: { startsWith: 'training process started' } }] },
+        select: { message: true, createdAt: true },
+        orderBy: { id: 'asc' },
+        take: 2000,
+      }),
+      this.prisma.stepMetric.findUnique({ where: { jobId_step: { jobId, step: 0 } }, select: { metrics: true } }),
+    ]);
+    return { lines: lines.map((line) => ({ message: line.message, at: line.createdAt })), step0: (step0?.metrics as Record<string, number> | undefined) ?? null };
+  }
 }

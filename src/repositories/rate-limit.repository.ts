@@ -44,6 +44,17 @@ export class RateLimitRepository implements OnModuleInit, OnModuleDestroy {
     }
   }
 
+  /** How many of `subject` the current window has counted (without counting one); null when Redis cannot answer. */
+  async count(subject: string, windowMs: number): Promise<{ count: number; resetMs: number } | null> {
+    try {
+      const { prefix } = await this.namespace.resolve();
+      const value = await this.client().get(`${prefix}:ratelimit:${subject}:${Math.floor(Date.now() / windowMs)}`);
+      return { count: Number(value ?? 0), resetMs: windowMs - (Date.now() % windowMs) };
+    } catch {
+      return null;
+    }
+  }
+
   onModuleDestroy(): void {
     this.redis?.disconnect();
   }

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { Prisma } from '../generated/prisma/client';
 import { JobRowCache, NO_JOB_ROW_CACHE } from './job-row-cache';
 import { PrismaService } from './prisma.service';
+import { HELD_UNTIL } from './usage.repository';
 
 /** Which rows the scheduler reads: workers seen within `workerStaleMs`, usage within `usageHorizonMs`. */
 export interface SchedulingWindow {
@@ -67,7 +68,10 @@ export class SchedulingRepository {
     const horizon = new Date(now.getTime() - window.usageHorizonMs);
     const [owners, usage] = await Promise.all([
       tx.user.findMany({ where: { id: { in: ownerIds } }, select: { id: true, name: true, maxRunningJobs: true } }),
-      tx.usageRecord.findMany({ where: { userId: { in: ownerIds }, OR: [{ endedAt: null }, { endedAt: { gte: horizon } }] }, select: { userId: true, startedAt: true, endedAt: true } }),
+      // Open records end, for fair share, when their worker was last heard from: only held slot time counts.
+      tx.$queryRaw<{ userId: string; startedAt: Date; endedAt: Date }[]>`
+        SELECT r.user_id AS "userId", r.started_at AS "startedAt", ${HELD_UNTIL} AS "endedAt"
+        FROM usage_records r WHERE r.user_id = ANY(${ownerIds}::uuid[]) AND (r.ended_at IS NULL OR r.ended_at >= ${horizon})`,
     ]);
     return { now, pending, active, workers, owners, usage };
   }

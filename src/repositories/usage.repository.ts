@@ -1,5 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { Prisma } from '../generated/prisma/client';
 import { PrismaService } from './prisma.service';
+
+/**
+ * The end of a usage record `r` as far as slot time goes: when it was closed, or while it is
+ * open, when its worker was last heard from (never after now, never before it began).
+ */
+export const HELD_UNTIL = Prisma.sql`COALESCE(r.ended_at, GREATEST(r.started_at, LEAST(now(), COALESCE((SELECT w.last_heartbeat_at FROM workers w WHERE w.id = r.worker_id), now()))))`;
 
 export interface UsageRow {
   userId: string;
@@ -10,32 +17,23 @@ export interface UsageRow {
   attempts: number;
 }
 
-/** Who held worker slots when: one record per attempt of a job. */
+/** Who held worker slots when: one record per attempt of a job (JobLifecycleRepository opens and closes them). */
 @Injectable()
 export class UsageRepository {
   constructor(private readonly prisma: PrismaService) {}
 
-  /** Opens a record for a new attempt; an attempt left open by a crashed worker is closed now. */
-  open(record: { jobId: string; userId: string; workerId: string; device: 'gpu' | 'cpu' }) {
-    const now = new Date();
-    return this.prisma.$transaction([
-      this.prisma.usageRecord.updateMany({ where: { jobId: record.jobId, endedAt: null }, data: { endedAt: now } }),
-      this.prisma.usageRecord.create({ data: { ...record, startedAt: now } }),
-    ]);
-  }
-
-  close(jobId: string) {
-    return this.prisma.usageRecord.updateMany({ where: { jobId, endedAt: null }, data: { endedAt: new Date() } });
-  }
-
-  /** Slot-seconds per user and device inside [from, to] (running attempts count up to now). */
+  /**
+   * Slot-seconds per user and device inside [from, to]. A record still open counts up to when
+   * its worker was last heard from (HELD_UNTIL): a running attempt up to its last heartbeat, one
+   * whose worker was lost not past it, before the scheduler closes it.
+   */
   async summary(from: Date, to: Date, userId: string | null): Promise<UsageRow[]> {
     const rows = await this.prisma.$queryRaw<{ user_id: string; name: string; device: 'gpu' | 'cpu'; seconds: number; jobs: bigint; attempts: bigint }[]>`
       SELECT r.user_id, u.name, r.device,
-             SUM(EXTRACT(EPOCH FROM (LEAST(COALESCE(r.ended_at, now()), ${to}) - GREATEST(r.started_at, ${from}))))::float8 AS seconds,
+             SUM(EXTRACT(EPOCH FROM (LEAST(r.held_until, ${to}) - GREATEST(r.started_at, ${from}))))::float8 AS seconds,
              COUNT(DISTINCT r.job_id) AS jobs, COUNT(*) AS attempts
-      FROM usage_records r JOIN users u ON u.id = r.user_id
-      WHERE r.started_at < ${to} AND COALESCE(r.ended_at, now()) > ${from}
+      FROM (SELECT r.*, ${HELD_UNTIL} AS held_until FROM usage_records r) r JOIN users u ON u.id = r.user_id
+      WHERE r.started_at < ${to} AND r.held_until > ${from}
         AND (${userId}::uuid IS NULL OR r.user_id = ${userId}::uuid)
       GROUP BY r.user_id, u.name, r.device
       ORDER BY u.name, r.device`;

@@ -136,6 +136,13 @@ describe('WebhookTransport', () => {
       await expect(post(transport('', mixed), 'https://hooks.example.org/x')).rejects.toThrow('refused: hooks.example.org resolves to 10.0.0.7 is a private address');
       // The system resolver too: localhost is loopback.
       await expect(post(transport(), `http://localhost:${port}/hook`)).rejects.toThrow(/^refused: localhost resolves to (127\.0\.0\.1|::1) is a loopback address$/);
+      // A trailing dot, capitals or a name under localhost (RFC 6761) are localhost, whatever a resolver would say.
+      const nowhere: Resolver = async () => [{ address: '93.184.215.14', family: 4 }];
+      for (const name of ['localhost.', 'LOCALHOST.', 'app.localhost']) {
+        await expect(post(transport('', nowhere), `http://${name}:${port}/hook`)).rejects.toThrow(`refused: ${name.replace(/\.$/, '').toLowerCase()} resolves to 127.0.0.1 is a loopback address`);
+      }
+      // A link-local address with a zone is no URL a request can be sent to.
+      await expect(transport().check('http://[fe80::1%25lo]/', 1000)).rejects.toThrow(RefusedTarget);
       expect(sockets.opened).toHaveLength(0);
       expect(received).toHaveLength(0);
     });

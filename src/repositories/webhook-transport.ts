@@ -25,6 +25,12 @@ export class RefusedTarget extends Error {
   }
 }
 
+const LOCALHOST = /^(.+\.)?localhost$/i;
+const LOOPBACK = [
+  { address: '127.0.0.1', family: 4 },
+  { address: '::1', family: 6 },
+];
+
 const resolveWithSystem: Resolver = (hostname) => systemLookup(hostname, { all: true, verbatim: true });
 
 /**
@@ -59,8 +65,15 @@ export class WebhookTransport {
    * a host that does not resolve now passes (each delivery checks again).
    */
   async check(url: string, timeoutMs: number): Promise<void> {
+    let target: URL;
     try {
-      await within(this.checkedAddress(new URL(url)), AbortSignal.timeout(timeoutMs));
+      target = new URL(url);
+    } catch {
+      // The WHATWG parser refuses what no request could be sent to, IPv6 zones (`[fe80::1%25lo]`) among them.
+      throw new RefusedTarget(`${url} is not a URL a request can be sent to`);
+    }
+    try {
+      await within(this.checkedAddress(target), AbortSignal.timeout(timeoutMs));
     } catch (error) {
       if (error instanceof RefusedTarget) throw error;
     }
@@ -69,8 +82,10 @@ export class WebhookTransport {
   /** The address to connect to, once the host and everything it resolves to are allowed. */
   private async checkedAddress(target: URL): Promise<{ address: string; family: number }> {
     if (target.protocol !== 'http:' && target.protocol !== 'https:') throw new RefusedTarget(`${target.protocol} is not http or https`);
-    const host = target.hostname.replace(/^\[(.*)\]$/, '$1');
-    const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : await this.resolve(host);
+    // A fully qualified name ends in a dot (`localhost.`): the same host as without it.
+    const host = target.hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.+$/, '');
+    // RFC 6761: `localhost` and every name under it are loopback, whatever a resolver says.
+    const addresses = isIP(host) ? [{ address: host, family: isIP(host) }] : LOCALHOST.test(host) ? LOOPBACK : await this.resolve(host);
     if (addresses.length === 0) throw new Error(`${host} has no address`);
     // Every address, not just the first: a name with one private address among public ones is refused.
     for (const { address } of addresses) {

@@ -19,6 +19,7 @@ export class CatalogService {
       defaults: { ...definition.defaults },
       rolloutDefaults: { ...(definition.rolloutDefaults ?? {}) },
       recipes: Object.fromEntries(Object.entries(RECIPES[definition.id] ?? {}).map(([kind, recipe]) => [kind, { description: RECIPE_DESCRIPTION, spec: { ...recipe } }])),
+      server: null,
     }));
   }
 

@@ -1,18 +1,18 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { ForkJobBody, RollbackJobBody } from '../contracts/checkpoint-actions.dto';
 import type { JobView } from '../contracts/jobs.dto';
+import { JobLifecycleRepository } from '../repositories/job-lifecycle.repository';
 import { JobRepository, JobRow } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
 import { forkSpec } from '../training/fork';
+import { EnvironmentServerRepository } from '../repositories/environment-server.repository';
 import { parseStoredJobSpec } from '../training/spec/validate';
 import { canControl } from './access';
 import type { Principal } from './auth.service';
 import { DispatchService } from './dispatch.service';
 import { Conflict, NotFound } from './errors';
 import { JobService, newJob } from './job.service';
-
-/** A job can be rolled back by hand once training has stopped there. */
-const ROLLBACK_FROM = ['paused', 'failed', 'succeeded', 'cancelled'] as const;
+import { refusal, TRANSITIONS } from './job-lifecycle';
 
 /** What a user does with a job's checkpoints: start a new job from one, or go back to one. */
 @Injectable()
@@ -22,8 +22,10 @@ export class CheckpointActionsService {
   constructor(
     private readonly jobService: JobService,
     private readonly jobs: JobRepository,
+    private readonly lifecycle: JobLifecycleRepository,
     private readonly results: ResultsRepository,
     private readonly dispatch: DispatchService,
+    private readonly environments: EnvironmentServerRepository,
   ) {}
 
   /**
@@ -35,7 +37,7 @@ export class CheckpointActionsService {
     const source = await this.jobService.readable(principal, jobId);
     const checkpoint = await this.checkpoint(source, body.checkpointId, 'latest');
     const name = body.name ?? `${source.name.slice(0, 110)}-fork-${checkpoint.step}`;
-    const spec = forkSpec(parseStoredJobSpec(source.spec), checkpoint.step, body.overrides ?? {}, name, 'body.overrides');
+    const spec = forkSpec(parseStoredJobSpec(source.spec, await this.environments.definitionFor(source.spec)), checkpoint.step, body.overrides ?? {}, name, 'body.overrides');
     const job = await this.jobs.createFork(
       {
         ...newJob(principal, spec),
@@ -61,20 +63,26 @@ export class CheckpointActionsService {
   async rollback(principal: Principal, jobId: string, body: RollbackJobBody): Promise<JobView> {
     const job = await this.jobService.readable(principal, jobId);
     if (!canControl(principal, job)) throw new NotFound('job', jobId);
-    if (!(ROLLBACK_FROM as readonly string[]).includes(job.status)) {
-      throw new Conflict(`job ${jobId} is ${job.status}; only a stopped job (${ROLLBACK_FROM.join(', ')}) can be rolled back: pause it first`);
-    }
+    const refused = refusal('rollBack', job.status);
+    if (refused) throw new Conflict(`job ${jobId} ${refused}: pause it first`);
     const target = await this.checkpoint(job, body.checkpointId, 'healthy');
-    const spec = parseStoredJobSpec(job.spec);
+    // Going back to where the job stands would queue it to train nothing new (a job that
+    // succeeded at its last step would take a slot for nothing): resume or fork it instead. A job
+    // that failed or was cancelled short of its steps (its environment server went down) goes on
+    // from its last checkpoint this way.
+    if (target.step === job.currentStep && (job.status === 'paused' || job.currentStep >= job.totalSteps)) {
+      throw new Conflict(`job ${jobId} already stands on the checkpoint at step ${target.step}; ${job.status === 'paused' ? 'resume it' : 'fork it to train on with other settings'}`);
+    }
+    const spec = parseStoredJobSpec(job.spec, await this.environments.definitionFor(job.spec));
     const learningRate = body.learningRate ?? spec.training.learningRate;
     spec.training.learningRate = learningRate;
     const message = `rolled back by ${principal.name} to the ${target.health} checkpoint at step ${target.step}` + (body.learningRate === undefined ? '' : `; learning rate ${learningRate}`);
-    const rolledBack = await this.results.rollBackTo(
+    const rolledBack = await this.lifecycle.rollBack(
       jobId,
+      TRANSITIONS.rollBack,
       target.step,
-      { status: 'queued', spec: spec as unknown as object, currentStep: target.step, progress: target.step / job.totalSteps, error: null, finishedAt: null, dispatchedAt: null, workerId: null, controlRequest: null },
+      { spec: spec as unknown as object, currentStep: target.step, progress: target.step / job.totalSteps, error: null, finishedAt: null, dispatchedAt: null, dispatchedDevice: null, workerId: null, controlRequest: null, archivedAt: null },
       { message, data: { action: 'rollback', manual: true, actor: principal.name, toStep: target.step, checkpointId: target.id, learningRate } },
-      [...ROLLBACK_FROM],
     );
     if (!rolledBack) throw new Conflict(`job ${jobId} changed state meanwhile; read it and try again`);
     this.logger.log(`job ${jobId}: ${message}`);

@@ -21,7 +21,7 @@ describe('DispatchService.explain', () => {
       },
     } as unknown as SchedulingRepository;
     const config = { queueViewMs: 1000, dispatchIntervalMs: 1000, scheduling: { maxRunningJobs: 4, fairShareHalfLifeS: 3600, workerStaleMs: 20_000 } } as unknown as AppConfig;
-    service = new DispatchService({} as never, {} as never, scheduling, {} as never, config);
+    service = new DispatchService({} as never, {} as never, {} as never, scheduling, {} as never, config);
   });
   afterEach(() => jest.restoreAllMocks());
 

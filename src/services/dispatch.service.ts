@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, OnModuleDestroy } from '@nestjs/common';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { JobLifecycleRepository } from '../repositories/job-lifecycle.repository';
 import { JobRepository } from '../repositories/job.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { SchedulingRepository, SchedulingRows, SchedulingWindow } from '../repositories/scheduling.repository';
 import { WorkerRepository } from '../repositories/worker.repository';
+import { TRANSITIONS } from './job-lifecycle';
 import { PendingJob, Placement, planAdmission, SchedulingSnapshot, schedulingSnapshot, usageHorizonMs } from './fair-share';
 
 const BATCH = 50;
@@ -43,6 +45,7 @@ export class DispatchService implements OnModuleDestroy {
 
   constructor(
     private readonly jobs: JobRepository,
+    private readonly lifecycle: JobLifecycleRepository,
     private readonly queue: QueueRepository,
     private readonly scheduling: SchedulingRepository,
     private readonly workers: WorkerRepository,
@@ -227,19 +230,21 @@ export class DispatchService implements OnModuleDestroy {
   }
 
   /**
-   * A running job whose worker stopped heart-beating normally comes back through BullMQ's stall
-   * detection. If Redis lost its entry as well, nothing would ever run it again: requeue it
-   * (it resumes from its last checkpoint).
+   * A running job whose worker stopped heart-beating holds no slot: its attempt is over, whether
+   * its worker died or is frozen (then its next write is refused: the attempt is fenced). Back to
+   * the queue, its usage closed when the worker was last heard from; it resumes from its last
+   * checkpoint. If the queue still has its entry, the entry is given back by BullMQ's stall
+   * detection or re-sent after the entry is gone; either way one attempt runs it.
    */
   private async rescueOrphans(): Promise<void> {
     const alive = (await this.workers.alive(this.config.scheduling.workerStaleMs)).map((w) => w.id);
     for (const job of await this.jobs.runningOnDeadWorkers(alive, BATCH)) {
-      if (job.dispatchedDevice && (await this.queue.hasTrainingJob(job.id, job.dispatchedDevice))) continue;
-      const requeued = await this.jobs.transition(
+      const requeued = await this.lifecycle.transition(
         job.id,
-        ['running'],
-        { status: 'queued', dispatchedAt: null, dispatchedDevice: null, workerId: null },
-        { message: `requeued: worker ${job.workerId ?? '?'} stopped answering and the queue entry was lost`, data: { status: 'queued', worker: job.workerId } },
+        TRANSITIONS.rescue,
+        { dispatchedAt: null, dispatchedDevice: null, workerId: null },
+        { message: `requeued: worker ${job.workerId ?? '?'} stopped answering`, data: { status: 'queued', worker: job.workerId } },
+        { attempt: job.attempt, workerId: job.workerId },
       );
       if (requeued) {
         this.logger.warn(`job ${job.id}: requeued from dead worker ${job.workerId}`);

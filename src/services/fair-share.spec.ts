@@ -33,8 +33,27 @@ describe('planAdmission', () => {
     const plan = planAdmission(pending, [{ userId: 'ann', active: 2, maxRunning: 2, decayedUsage: 0 }], cpu(4));
     expect(plan).toEqual([
       { jobId: 'g', ownerId: 'bob', position: 1, admit: null, reason: 'no gpu worker is online' },
-      { jobId: 'a', ownerId: 'ann', position: 2, admit: null, reason: 'the owner runs 2 job(s), their quota is 2' },
+      { jobId: 'a', ownerId: 'ann', position: 2, admit: null, reason: 'the owner has 2 job(s) running or starting; their quota of 2 is full' },
     ]);
+  });
+
+  it('says how many jobs fill a quota, counting those running apart from those placed before in the plan', () => {
+    // ann runs 1 job (quota 4) and waits with 5 more; every slot is busy: her first 3 waiting
+    // jobs take the rest of her quota (they run before the others), the last 2 wait for it.
+    const pending = Array.from({ length: 5 }, (_, i) => job(`a${i}`, 'ann', i));
+    const plan = planAdmission(pending, [{ userId: 'ann', active: 1, maxRunning: 4, decayedUsage: 0 }], cpu(1, 1));
+    expect(plan.map((p) => [p.jobId, p.reason])).toEqual([
+      ['a0', 'all 1 cpu slot(s) are busy'],
+      ['a1', 'all 1 cpu slot(s) are busy'],
+      ['a2', 'all 1 cpu slot(s) are busy'],
+      ['a3', 'the owner has 1 job(s) running or starting and 3 more placed before this one; their quota of 4 is full'],
+      ['a4', 'the owner has 1 job(s) running or starting and 3 more placed before this one; their quota of 4 is full'],
+    ]);
+  });
+
+  it('never says a user runs more jobs than they do: nothing running, quota 1, two waiting', () => {
+    const plan = planAdmission([job('c1', 'cy', 0), job('c2', 'cy', 1)], [{ userId: 'cy', active: 0, maxRunning: 1, decayedUsage: 0 }], { slots: { gpu: 0, cpu: 0 }, busy: { gpu: 0, cpu: 0 } });
+    expect(plan.map((p) => p.reason)).toEqual(['no worker is online', 'the owner has 0 job(s) running or starting and 1 more placed before this one; their quota of 1 is full']);
   });
 
   it('sends jobs that accept any device to whichever kind has a free slot, gpu first', () => {

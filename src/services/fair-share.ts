@@ -55,29 +55,31 @@ export function planAdmission(pending: readonly PendingJob[], users: readonly Us
     let turn = turns.get(job.ownerId);
     if (!turn) {
       const user = given.get(job.ownerId);
-      turn = { ownerId: job.ownerId, active: user?.active ?? 0, maxRunning: user?.maxRunning ?? Infinity, usage: user?.decayedUsage ?? 0, jobs: [], times: [], next: 0 };
+      turn = { ownerId: job.ownerId, held: user?.active ?? 0, placed: 0, maxRunning: user?.maxRunning ?? Infinity, usage: user?.decayedUsage ?? 0, jobs: [], times: [], next: 0 };
       turns.set(job.ownerId, turn);
     }
     turn.jobs.push(job);
     turn.times.push(at);
   }
-  // Whose turn it is: fewest active, least usage, oldest next job. Only the chosen user's key
-  // changes in a round, so a heap of users keeps each round at O(log users), not a sort.
-  const heap = new Heap<Turn>((a, b) => (a.active - b.active || a.usage - b.usage || a.times[a.next] - b.times[b.next] || byCodePoint(a.ownerId, b.ownerId)) < 0);
+  // Whose turn it is: fewest active (held, and placed in this plan), least usage, oldest next
+  // job. Only the chosen user's key changes in a round, so a heap of users keeps each round at
+  // O(log users), not a sort.
+  const active = (t: Turn) => t.held + t.placed;
+  const heap = new Heap<Turn>((a, b) => (active(a) - active(b) || a.usage - b.usage || a.times[a.next] - b.times[b.next] || byCodePoint(a.ownerId, b.ownerId)) < 0);
   for (const turn of turns.values()) heap.push(turn);
   const reasons = new Map<string, string>();
   const placements: Placement[] = [];
   const overQuota: Placement[] = [];
   for (let turn = heap.pop(); turn !== undefined; turn = heap.pop()) {
     const job = turn.jobs[turn.next++];
-    if (turn.active >= turn.maxRunning) {
-      overQuota.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: null, reason: `the owner runs ${turn.active} job(s), their quota is ${turn.maxRunning}` });
+    if (active(turn) >= turn.maxRunning) {
+      overQuota.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: null, reason: quotaReason(turn) });
     } else {
       const options = OPTIONS[job.device];
       const online = options.filter((d) => capacity.slots[d] > 0);
       const open = online.find((d) => free[d] > 0) ?? null;
       // Counted as active either way: a job waiting for a slot is ahead of this user's next one.
-      turn.active++;
+      turn.placed++;
       if (open) free[open]--;
       placements.push({ jobId: job.id, ownerId: turn.ownerId, position: 0, admit: open, reason: reasonFor(reasons, job.device, open, online, capacity) });
     }
@@ -90,13 +92,23 @@ export function planAdmission(pending: readonly PendingJob[], users: readonly Us
 
 interface Turn {
   ownerId: string;
-  active: number;
+  /** Jobs running or admitted (starting) now. */
+  held: number;
+  /** Jobs of theirs placed before in this plan, admitted or waiting for a slot (they run before the next). */
+  placed: number;
   maxRunning: number;
   usage: number;
   /** The user's waiting jobs in their order (priority, then age), their creation times, and the next to place. */
   jobs: PendingJob[];
   times: number[];
   next: number;
+}
+
+/** Why a user's next job waits for their quota, with the counts that fill it. */
+function quotaReason(turn: Turn): string {
+  const held = `the owner has ${turn.held} job(s) running or starting`;
+  const placed = turn.placed > 0 ? ` and ${turn.placed} more placed before this one` : '';
+  return `${held}${placed}; their quota of ${turn.maxRunning} is full`;
 }
 
 /** Why a job is admitted or waits; the same few sentences over and over, so built once each. */

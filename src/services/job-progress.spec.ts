@@ -37,9 +37,9 @@ describe('jobProgress', () => {
     const tiny = parseJobSpec({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s-grpo' }, model: { config: { layers: 1, dModel: 16, contextLength: 40 } }, rollout: { groups: 1, groupSize: 2, maxTokensPerTurn: 12 }, training: { steps: 1, evalEpisodes: 2, warmup: { steps: 25, batchSize: 2 } } });
     const trainer = await Trainer.create(tiny, { backend: 'wasm' });
     const lines: string[] = [];
-    await trainer.run({ onLog: (line) => lines.push(line), shouldStop: () => true });
+    await trainer.run({ onLog: (line) => lines.push(line), shouldStop: () => trainer.step >= 0 });
     trainer.dispose();
-    const report = lines.find((line) => line.startsWith('warm-up'))!;
+    const report = lines.filter((line) => line.startsWith('warm-up')).pop()!;
     const readings = { processStartedAt: at(0), warmupReport: { message: report, at: at(10) }, recentSteps: [] };
     expect(jobProgress({ ...running, spec: tiny }, readings, at(10)).warmup).toMatchObject({ kind: 'format', steps: 25, completed: 25 });
   }, 30_000);

@@ -1,8 +1,7 @@
 import type { JobView } from '../contracts/jobs.dto';
 import type { ProgressReadings } from '../repositories/progress.repository';
+import { parseWarmupReport } from '../training/warmup-report';
 
-/** The trainer's warm-up progress line (src/training/trainer.ts): `warm-up <kind> <done>/<steps> loss <x>`. */
-const WARMUP_REPORT = /^warm-up (\w+) (\d+)\/(\d+) /;
 
 interface JobFacts {
   status: string;
@@ -16,7 +15,7 @@ interface JobFacts {
 /**
  * Where a job stands in its warm-up, and when it should finish:
  * * warmup: null without one; `completed` = steps once step 0 is stored, else the trainer's last
- *   report in this attempt (every 25 steps); its `etaSeconds` = elapsed / completed × remaining.
+ *   report in this attempt (every WARMUP_REPORT_EVERY steps); its `etaSeconds` = elapsed / completed × remaining.
  * * eta (running jobs past their warm-up): the mean time per step over the newest steps stored
  *   in this attempt (so a resume's gap does not count) × the steps left; null until two steps
  *   have been timed.
@@ -32,9 +31,9 @@ function warmupProgress(job: JobFacts, readings: ProgressReadings | undefined, n
   if (job.latestMetrics !== null || job.currentStep > 0) return { ...base, completed: warmup.steps, etaSeconds: null };
   const started = readings?.processStartedAt;
   const report = readings?.warmupReport;
-  const match = job.status === 'running' && started && report && report.at >= started ? WARMUP_REPORT.exec(report.message) : null;
-  if (!match || !started) return { ...base, completed: 0, etaSeconds: null };
-  const completed = Math.min(Number(match[2]), warmup.steps);
+  const parsed = job.status === 'running' && started && report && report.at >= started ? parseWarmupReport(report.message) : null;
+  if (!parsed || !started) return { ...base, completed: 0, etaSeconds: null };
+  const completed = Math.min(parsed.done, warmup.steps);
   const perStep = (report!.at.getTime() - started.getTime()) / 1000 / completed;
   const elapsedSinceReport = (now.getTime() - report!.at.getTime()) / 1000;
   return { ...base, completed, etaSeconds: Math.max(0, perStep * (warmup.steps - completed) - elapsedSinceReport) };

@@ -1,10 +1,13 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { createHash } from 'node:crypto';
 import type { JobListView, JobView, ListJobsQuery } from '../contracts/jobs.dto';
+import { ControlRequest, IDEMPOTENCY_KEY_MAX } from '../contracts/jobs.dto';
+import { JobLifecycleRepository } from '../repositories/job-lifecycle.repository';
 import { JobRepository, JobRow, NewJob } from '../repositories/job.repository';
 import { ProgressRepository } from '../repositories/progress.repository';
 import { QueueRepository } from '../repositories/queue.repository';
 import { UserRepository } from '../repositories/user.repository';
+import { EnvironmentServerRepository } from '../repositories/environment-server.repository';
 import { JobSpec, parseJobSpec } from '../training/spec/validate';
 import { canControl, canRead, requireAdmin } from './access';
 import type { Principal } from './auth.service';
@@ -12,10 +15,17 @@ import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } fr
 import { decodeCursor, encodeCursor, toJobView } from './job-view';
 import { DispatchService } from './dispatch.service';
 import { jobProgress } from './job-progress';
+import { decideControl, outranked, refusal, TRANSITIONS } from './job-lifecycle';
 import type { Placement } from './fair-share';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+export const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
+
+/** What a control did: `pending` when it was recorded for the running attempt (HTTP 202), not yet carried out. */
+export interface ControlAnswer {
+  job: JobView;
+  pending: boolean;
+}
 
 /** Submitting, reading and controlling jobs (the API side of the job lifecycle). */
 @Injectable()
@@ -24,11 +34,13 @@ export class JobService {
 
   constructor(
     private readonly jobs: JobRepository,
+    private readonly lifecycle: JobLifecycleRepository,
     private readonly users: UserRepository,
     private readonly queue: QueueRepository,
     private readonly dispatch: DispatchService,
     private readonly progress: ProgressRepository,
     @Inject(APP_CONFIG) private readonly config: AppConfig,
+    private readonly environments: EnvironmentServerRepository,
   ) {}
 
   /**
@@ -37,9 +49,9 @@ export class JobService {
    */
   async submit(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<{ job: JobView; replayed: boolean }> {
     if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: 'must be 1–255 visible ASCII characters' }]);
+      throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: `must be 1–${IDEMPOTENCY_KEY_MAX} visible ASCII characters` }]);
     }
-    const spec = parseJobSpec(body);
+    const spec = parseJobSpec(body, await this.environments.definitionFor(body));
     const requestHash = idempotencyKey ? sha256(stableJson(body)) : null;
     if (idempotencyKey) {
       const existing = await this.jobs.findByIdempotencyKey(principal.userId, idempotencyKey);
@@ -64,7 +76,18 @@ export class JobService {
     const before = query.after ? decodeCursor(query.after) : undefined;
     if (before === null) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
     const limit = query.limit ?? 20;
-    const rows = await this.jobs.list({ ownerIds: await this.visibleOwners(principal, query.owner), status: query.status, label: parseLabel(query.label), before, limit: limit + 1 });
+    const rows = await this.jobs.list({
+      ownerIds: await this.visibleOwners(principal, query.owner),
+      status: query.status,
+      label: parseLabel(query.label),
+      nameContains: query.q,
+      environment: query.environment,
+      parentJobId: query.forkedFrom,
+      experimentId: query.experiment,
+      archived: query.archived ?? false,
+      before,
+      limit: limit + 1,
+    });
     const page = rows.slice(0, limit);
     const plan = page.some((job) => job.status === 'queued') ? await this.placements() : new Map<string, Placement>();
     return {
@@ -86,56 +109,67 @@ export class JobService {
     return job;
   }
 
-  /** Queued or paused: cancelled at once. Running: the worker kills its training within a poll interval. */
-  async cancel(principal: Principal, id: string): Promise<JobView> {
-    const job = await this.controllable(principal, id);
-    const stopped = await this.jobs.transition(id, ['queued', 'paused'], { status: 'cancelled', finishedAt: new Date(), controlRequest: null }, { message: `cancelled by ${principal.name}` });
-    if (stopped) {
-      await this.queue.removeWaiting(id).catch(() => undefined);
-      this.queueChanged(job);
-      return this.view(stopped);
-    }
-    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'cancel' }, { type: 'audit', message: `cancel requested by ${principal.name}`, data: { request: 'cancel' } });
-    if (requested) return this.view(requested);
-    throw new Conflict(`job ${id} is ${job.status}; only queued, paused or running jobs can be cancelled`);
+  /**
+   * Queued or paused: cancelled at once (200). Running: the request is recorded, and the
+   * attempt kills its training within a poll interval and ends the job `cancelled` (202); a
+   * cancel outranks every other request and is never replaced. Ended: 409 naming its state.
+   */
+  cancel(principal: Principal, id: string): Promise<ControlAnswer> {
+    return this.control(principal, id, 'cancel');
   }
 
-  /** Queued: paused at once. Running: the worker checkpoints after the current step and pauses. */
-  async pause(principal: Principal, id: string): Promise<JobView> {
-    const job = await this.controllable(principal, id);
-    const paused = await this.jobs.transition(id, ['queued'], { status: 'paused', dispatchedAt: null }, { message: `paused by ${principal.name}` });
-    if (paused) {
-      await this.queue.removeWaiting(id).catch(() => undefined);
-      this.queueChanged(job);
-      return this.view(paused);
-    }
-    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'pause' }, { type: 'audit', message: `pause requested by ${principal.name}`, data: { request: 'pause' } });
-    if (requested) return this.view(requested);
-    throw new Conflict(`job ${id} is ${job.status}; only queued or running jobs can be paused`);
+  /** Queued: paused at once (200). Running: the attempt checkpoints after its current step (or abandons its warm-up) and pauses (202). */
+  pause(principal: Principal, id: string): Promise<ControlAnswer> {
+    return this.control(principal, id, 'pause');
   }
 
   /**
    * Admins: a running job checkpoints after its current step, goes back to the queue and later
-   * resumes exactly. A member who can read the job is told it is for admins (403); one who
+   * resumes exactly (202). A member who can read the job is told it is for admins (403); one who
    * cannot learns nothing of it (404).
    */
-  async preempt(principal: Principal, id: string): Promise<JobView> {
+  async preempt(principal: Principal, id: string): Promise<ControlAnswer> {
     const job = await this.readable(principal, id);
     requireAdmin(principal, 'preempt jobs');
-    const requested = await this.jobs.transition(id, ['running'], { controlRequest: 'preempt' }, { type: 'audit', message: `preemption requested by admin ${principal.name}`, data: { request: 'preempt', actor: principal.name } });
-    if (!requested) throw new Conflict(`job ${id} is ${job.status}; only running jobs can be preempted`);
-    this.logger.log(`job ${id}: preemption requested by admin ${principal.name}`);
-    return this.view(requested);
+    return this.control(principal, id, 'preempt', job);
   }
 
   /** Paused: back in the queue; it resumes from its last checkpoint. */
   async resume(principal: Principal, id: string): Promise<JobView> {
     const job = await this.controllable(principal, id);
-    const resumed = await this.jobs.transition(id, ['paused'], { status: 'queued', dispatchedAt: null, controlRequest: null }, { message: `resumed by ${principal.name}` });
-    if (!resumed) throw new Conflict(`job ${id} is ${job.status}; only paused jobs can be resumed`);
+    const resumed = await this.lifecycle.transition(id, TRANSITIONS.resume, { dispatchedAt: null, dispatchedDevice: null, controlRequest: null }, { message: `resumed by ${principal.name}` });
+    if (!resumed) throw new Conflict(`job ${id} ${refusal('resume', (await this.readable(principal, id)).status) ?? `is ${job.status}`}`);
     this.dispatch.changed();
     this.dispatch.kick();
     return this.view(resumed);
+  }
+
+  /**
+   * A control as the lifecycle decides it for the job's state (job-lifecycle.ts): applied at
+   * once, recorded for the running attempt, or refused. Each step is a compare-and-set; a job
+   * that moved meanwhile is read again and decided again.
+   */
+  private async control(principal: Principal, id: string, control: ControlRequest, seen?: JobRow): Promise<ControlAnswer> {
+    let job = seen ?? (await this.controllable(principal, id));
+    for (let tries = 0; tries < 3; tries++, job = await this.controllable(principal, id)) {
+      const decision = decideControl({ status: job.status, controlRequest: job.controlRequest as ControlRequest | null }, control);
+      if (decision.kind === 'refuse') throw new Conflict(`job ${id} ${decision.reason}`);
+      if (decision.kind === 'pending') return { job: await this.view(job), pending: true };
+      if (decision.kind === 'apply') {
+        const data = decision.event === 'cancelWaiting' ? { finishedAt: new Date(), controlRequest: null, dispatchedAt: null } : { dispatchedAt: null, dispatchedDevice: null };
+        const changed = await this.lifecycle.transition(id, TRANSITIONS[decision.event], data, { message: `${decision.event === 'cancelWaiting' ? 'cancelled' : 'paused'} by ${principal.name}` });
+        if (!changed) continue;
+        await this.queue.removeWaiting(id).catch(() => undefined);
+        this.queueChanged(job);
+        return { job: await this.view(changed), pending: false };
+      }
+      const message = control === 'preempt' ? `preemption requested by admin ${principal.name}` : `${control} requested by ${principal.name}`;
+      const requested = await this.lifecycle.requestControl(id, control, outranked(control), { message, data: { request: control, actor: principal.name } });
+      if (!requested) continue;
+      this.logger.log(`job ${id}: ${message}`);
+      return { job: await this.view(requested), pending: true };
+    }
+    throw new Conflict(`job ${id} keeps changing state; read it and try again`);
   }
 
   /** A queued job left the queue: the others' positions move (and an admitted one's slot is free for the next). */

@@ -22,10 +22,13 @@ function repository(overrides: Partial<Record<keyof TelemetryRepository, jest.Mo
   } as unknown as TelemetryRepository;
 }
 
+/** The lab's series, then the per-job ones (each registry as GET /metrics serves it). */
 async function scrape(repo: TelemetryRepository): Promise<string> {
-  const registry = new Registry();
-  new MetricsCollector(repo, config).register(registry);
-  return registry.metrics();
+  const [registry, jobs] = [new Registry(), new Registry()];
+  new MetricsCollector(repo, config).register(registry, jobs);
+  const lab = await registry.metrics();
+  expect(lab).not.toMatch(/job_id=|job_name=|owner=/); // no user's data among the lab's totals
+  return `${lab}${await jobs.metrics()}`;
 }
 
 describe('MetricsCollector', () => {

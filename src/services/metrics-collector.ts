@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { Counter, Gauge, Registry } from 'prom-client';
 import { APP_CONFIG, AppConfig } from '../config/config';
+import { JOB_STATUSES } from '../contracts/jobs.dto';
 import { RunningJobRow, StepTiming, TelemetryRepository } from '../repositories/telemetry.repository';
 import { DETECTORS } from '../training/signals/collapse';
 
@@ -29,7 +30,6 @@ export const TRAINING_GAUGE_METRICS = [
 ] as const;
 export const MAX_TRAINING_GAUGES = 20;
 const EVAL_SUCCESS = /^eval\/.*success/;
-const JOB_STATUSES = ['queued', 'running', 'paused', 'succeeded', 'failed', 'cancelled'] as const;
 const DEVICES = ['gpu', 'cpu', 'any'] as const;
 const SEVERITIES = ['info', 'warning', 'critical'] as const;
 /** Steps over which a running job's step rate is measured. */
@@ -81,7 +81,8 @@ export class MetricsCollector {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
-  register(registry: Registry): void {
+  /** The lab's series into `registry`; the per-job ones (job ids, names, owners: users' data) into `jobs`. */
+  register(registry: Registry, jobs: Registry): void {
     const snapshot = () => this.snapshot();
     // Each metric is refilled from the scrape's snapshot; it stays empty when the database could not be read.
     const collectFrom = <M extends Gauge | Counter>(fill: (metric: M, lab: LabSnapshot) => void) =>
@@ -90,8 +91,8 @@ export class MetricsCollector {
         const lab = await snapshot();
         if (lab) fill(this, lab);
       };
-    const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: LabSnapshot) => void) =>
-      new Gauge({ name, help, labelNames, registers: [registry], collect: collectFrom(fill) });
+    const gauge = (name: string, help: string, labelNames: string[], fill: (g: Gauge, s: LabSnapshot) => void, into = registry) =>
+      new Gauge({ name, help, labelNames, registers: [into], collect: collectFrom(fill) });
     const counter = (name: string, help: string, labelNames: string[], fill: (c: Counter, s: LabSnapshot) => void) =>
       new Counter({ name, help, labelNames, registers: [registry], collect: collectFrom(fill) });
 
@@ -134,21 +135,21 @@ export class MetricsCollector {
     const labelsOf = (job: RunningJobRow) => ({ job_id: job.id, job_name: job.name, owner: job.owner });
     gauge('starlab_job_progress', 'completed steps / total steps of a running job', jobLabels, (g, s) => {
       for (const job of s.running) g.set(labelsOf(job), job.totalSteps > 0 ? job.currentStep / job.totalSteps : 0);
-    });
+    }, jobs);
     gauge('starlab_job_step_rate', `steps per second of a running job over its last ${STEP_RATE_WINDOW} stored steps`, jobLabels, (g, s) => {
       for (const job of s.running) {
         const timing = s.stepTimes.find((t) => t.jobId === job.id);
         const rate = timing ? stepRate(timing) : null;
         if (rate !== null) g.set(labelsOf(job), rate);
       }
-    });
+    }, jobs);
     gauge('starlab_job_metric', `latest canonical training metrics of running jobs (at most ${MAX_TRAINING_GAUGES} names)`, [...jobLabels, 'metric'], (g, s) => {
       for (const job of s.running) {
         const evaluation = s.evaluations.find((e) => e.jobId === job.id)?.metrics ?? {};
         const latest = { ...evaluation, ...(job.latestMetrics ?? {}) };
         for (const metric of trainingGaugeNames(latest)) g.set({ ...labelsOf(job), metric }, latest[metric]);
       }
-    });
+    }, jobs);
   }
 
   /** The lab's state for one scrape (shared by every metric it renders), or null if the database could not be read. */

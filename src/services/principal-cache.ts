@@ -12,13 +12,21 @@ const MAX_ENTRIES = 10_000;
  * waits for: a key revoked, a user disabled or demoted, a team's sharing changed there is
  * honoured here at most that long later. A change made through this replica empties the cache
  * at once (the services that make them call `clear`), so a caller sees their own change on the
- * next request. Failed lookups are not kept: a key that starts working is not refused for long.
+ * next request; and since `clear` starts a new generation, a lookup that began before it (and
+ * may have read the key before it was revoked) is not kept when it ends. Failed lookups are not
+ * kept: they are rate limited per client address instead (AuthService).
  */
 @Injectable()
 export class PrincipalCache {
   private readonly entries = new Map<string, { principal: Principal; until: number }>();
+  private current = 0;
 
   constructor(@Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'principalCacheMs'>) {}
+
+  /** Taken before a lookup and handed back to `set`: a `clear` in between voids the lookup's result. */
+  get generation(): number {
+    return this.current;
+  }
 
   get(hash: string, now = Date.now()): Principal | null {
     const entry = this.entries.get(hash);
@@ -28,14 +36,16 @@ export class PrincipalCache {
     return null;
   }
 
-  set(hash: string, principal: Principal, now = Date.now()): void {
-    if (this.config.principalCacheMs === 0) return;
+  /** Keeps what a lookup begun at `generation` resolved, unless the cache was cleared since. */
+  set(hash: string, principal: Principal, generation: number, now = Date.now()): void {
+    if (this.config.principalCacheMs === 0 || generation !== this.current) return;
     if (this.entries.size >= MAX_ENTRIES) this.entries.delete(this.entries.keys().next().value!);
     this.entries.set(hash, { principal, until: now + this.config.principalCacheMs });
   }
 
-  /** Every entry: called after any change to keys, users or teams (rare; the next lookups refill it). */
+  /** Every entry, and every lookup in flight: called after any change to keys, users or teams (rare; the next lookups refill it). */
   clear(): void {
     this.entries.clear();
+    this.current++;
   }
 }

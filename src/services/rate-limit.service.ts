@@ -27,6 +27,22 @@ export class RateLimitService {
     @Inject(APP_CONFIG) private readonly config: AppConfig,
   ) {}
 
+  /**
+   * Seconds until `address` may try API keys again: it made STARLAB_AUTH_FAILURES_PER_MINUTE
+   * failed lookups in this window. Null when it may (or limits are off, or Redis cannot answer).
+   */
+  async lookupsRefused(address: string): Promise<number | null> {
+    const limit = this.config.authFailuresPerMinute;
+    if (limit === 0) return null;
+    const window = await this.counters.count(`auth-failures:${address}`, WINDOW_MS);
+    return window && window.count >= limit ? Math.ceil(window.resetMs / 1000) : null;
+  }
+
+  /** Counts a failed API key lookup of `address`. */
+  async lookupFailed(address: string): Promise<void> {
+    if (this.config.authFailuresPerMinute > 0) await this.counters.hit(`auth-failures:${address}`, WINDOW_MS);
+  }
+
   /** null: no limit applies (limits off, or the counters cannot be reached: requests are not held back). */
   async hit(keyId: string): Promise<RateLimitStanding | null> {
     const limit = this.config.rateLimitPerMinute;

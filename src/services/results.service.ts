@@ -1,16 +1,20 @@
-import { Injectable, OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, OnModuleDestroy } from '@nestjs/common';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import type { CheckpointListView, EventsQuery, JobEventListView, JobEventView, MetricSeriesView, MetricsQuery, TrajectoriesQuery, TrajectoryListView } from '../contracts/jobs.dto';
 import { JobRepository, JobRow } from '../repositories/job.repository';
 import { ResultsRepository } from '../repositories/results.repository';
 import type { BacktestBody, BacktestResultView, WarningListView, WarningsQuery } from '../contracts/warnings.dto';
-import { backtest, collapseStep } from '../training/signals/collapse';
+import { CollapseMonitor, CollapseRule, backtest, collapseStep } from '../training/signals/collapse';
+import { DETECTOR_TABLE } from '../training/signals/detectors';
 import type { Metrics } from '../training/signals/step-metrics';
 import { canRead } from './access';
-import type { Principal } from './auth.service';
+import { AuthService, Principal } from './auth.service';
 import { NotFound, ValidationFailed } from './errors';
 import { JobService, isUuid } from './job.service';
+import { hasEnded } from './job-lifecycle';
 
-const TERMINAL = new Set(['succeeded', 'failed', 'cancelled']);
+/** The largest id Postgres's bigint holds: a cursor past it names no row. */
+const MAX_BIGINT = 2n ** 63n - 1n;
 /** Finished jobs whose series are kept in memory (least recently read goes first), and the longest kept. */
 const SERIES_KEPT = 32;
 const SERIES_KEPT_MAX_STEPS = 2000;
@@ -34,6 +38,8 @@ export class ResultsService implements OnModuleDestroy {
     private readonly jobService: JobService,
     private readonly jobs: JobRepository,
     private readonly results: ResultsRepository,
+    private readonly auth: AuthService,
+    @Inject(APP_CONFIG) private readonly config: Pick<AppConfig, 'principalCacheMs'>,
   ) {}
 
   async metrics(principal: Principal, jobId: string, query: MetricsQuery): Promise<MetricSeriesView> {
@@ -73,7 +79,7 @@ export class ResultsService implements OnModuleDestroy {
    * so this copy is never stale. Null: not kept (running, paused or too long); read it.
    */
   private async finishedSeries(job: JobRow): Promise<KeptSeries | null> {
-    if (!TERMINAL.has(job.status) || job.currentStep > SERIES_KEPT_MAX_STEPS) return null;
+    if (!hasEnded(job.status) || job.currentStep > SERIES_KEPT_MAX_STEPS) return null;
     const version = `${job.status}:${job.updatedAt.getTime()}:${job.attempt}:${job.currentStep}`;
     let kept = this.series.get(job.id);
     if (kept?.version !== version) {
@@ -104,21 +110,31 @@ export class ResultsService implements OnModuleDestroy {
   /**
    * Events after `afterId` as they are written, until the job has finished and everything has
    * been delivered, or `signal` aborts. Reads Postgres (the record), so a stream survives API
-   * restarts and resumes exactly from Last-Event-ID.
+   * restarts and resumes exactly from Last-Event-ID. The caller's key (`authorization`) is
+   * checked again against Postgres every half STARLAB_PRINCIPAL_CACHE_MS (at least every poll):
+   * a stream whose key was revoked, whose user was disabled or who may no longer read the job
+   * ends within the bound a request with that key is refused in.
    */
-  async *follow(principal: Principal, jobId: string, afterId: bigint, signal: AbortSignal, pollMs = 500): AsyncGenerator<JobEventView> {
-    await this.jobService.readable(principal, jobId);
+  async *follow(principal: Principal, jobId: string, afterId: bigint, signal: AbortSignal, authorization: string | undefined, pollMs = 500): AsyncGenerator<JobEventView> {
+    const job = await this.jobService.readable(principal, jobId);
     signal = AbortSignal.any([signal, this.closing.signal]);
+    const recheckMs = Math.max(pollMs, this.config.principalCacheMs / 2);
+    let checkedAt = Date.now();
     let cursor = afterId;
     while (!signal.aborted) {
+      if (Date.now() - checkedAt >= recheckMs) {
+        const caller = await this.auth.current(authorization);
+        if (!caller || !canRead(caller, job)) return;
+        checkedAt = Date.now();
+      }
       const rows = await this.jobs.eventsAfter(jobId, cursor, 500);
       for (const row of rows) {
         cursor = row.id;
         yield toEventView(row);
       }
       if (rows.length === 500) continue;
-      const job = await this.jobs.findById(jobId);
-      if (!job || TERMINAL.has(job.status)) {
+      const current = await this.jobs.findById(jobId);
+      if (!current || hasEnded(current.status)) {
         const tail = await this.jobs.eventsAfter(jobId, cursor, 500);
         for (const row of tail) yield toEventView(row);
         return;
@@ -140,9 +156,9 @@ export class ResultsService implements OnModuleDestroy {
   }
 
   async warnings(principal: Principal, jobId: string, query: WarningsQuery): Promise<WarningListView> {
-    await this.jobService.readable(principal, jobId);
+    const job = await this.jobService.readable(principal, jobId);
     const rows = await this.results.warnings(jobId, query.minSeverity);
-    return { data: rows.map(({ step, detector, signal, value, threshold, severity, message }) => ({ step, detector, signal, value, threshold, severity, message })) };
+    return { data: rows.map(({ step, detector, signal, value, threshold, severity, message }) => ({ step, detector, signal, value, threshold, severity, message })), detectors: detectorsOf(job.spec) };
   }
 
   /** What the given rules would have said on this job's stored metrics (no retraining). */
@@ -154,7 +170,7 @@ export class ResultsService implements OnModuleDestroy {
 
   async trajectories(principal: Principal, jobId: string, query: TrajectoriesQuery): Promise<TrajectoryListView> {
     await this.jobService.readable(principal, jobId);
-    if (query.after !== undefined && !/^\d{1,19}$/.test(query.after)) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
+    if (query.after !== undefined && !(/^\d{1,19}$/.test(query.after) && BigInt(query.after) <= MAX_BIGINT)) throw new ValidationFailed([{ field: 'query.after', message: 'is not a cursor returned by this API' }]);
     const limit = query.limit ?? 100;
     const afterId = query.after === undefined ? undefined : BigInt(query.after);
     let step = query.step;
@@ -198,4 +214,11 @@ export class ResultsService implements OnModuleDestroy {
 
 function toEventView(row: { id: bigint; type: string; message: string; data: unknown; createdAt: Date }): JobEventView {
   return { id: Number(row.id), type: row.type, message: row.message, data: row.data ?? null, createdAt: row.createdAt.toISOString() };
+}
+
+/** The job's detectors as its monitor runs them: the defaults with its collapse.rules applied. */
+function detectorsOf(spec: unknown): WarningListView['detectors'] {
+  const rules = (spec as { collapse?: { rules?: CollapseRule[] } }).collapse?.rules ?? [];
+  const configs = new CollapseMonitor(rules).detectors;
+  return Object.fromEntries(DETECTOR_TABLE.map((d) => [d.id, { signal: d.signal, enabled: configs[d.id].enabled, threshold: configs[d.id].threshold, severity: configs[d.id].severity }]));
 }

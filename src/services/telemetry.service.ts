@@ -1,14 +1,22 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import { createHash, timingSafeEqual } from 'node:crypto';
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { APP_CONFIG, AppConfig } from '../config/config';
 import { MetricsCollector } from './metrics-collector';
 
 /**
  * Prometheus metrics of this process (GET /metrics): HTTP traffic counted as it is served, the
  * process's own runtime metrics, and the lab's state read from the database at scrape time.
+ * What names a user's work (per-job series, labelled with job ids, names and owners) is served
+ * only to a scraper that presents STARLAB_METRICS_TOKEN as a bearer token; everyone else gets
+ * the lab's totals.
  */
 @Injectable()
 export class TelemetryService {
   readonly registry = new Registry();
+  /** Per-job series: ids, names, owners. */
+  private readonly jobs = new Registry();
+  private readonly token: Buffer | null;
   readonly httpRequests = new Counter({
     name: 'starlab_http_requests_total',
     help: 'HTTP requests by method, route and status',
@@ -23,9 +31,22 @@ export class TelemetryService {
     registers: [this.registry],
   });
 
-  constructor(collector: MetricsCollector) {
+  constructor(collector: MetricsCollector, @Inject(APP_CONFIG) config: Pick<AppConfig, 'metricsToken'>) {
     collectDefaultMetrics({ register: this.registry, prefix: 'starlab_' });
-    collector.register(this.registry);
+    collector.register(this.registry, this.jobs);
+    this.token = config.metricsToken === null ? null : digest(config.metricsToken);
+  }
+
+  /** The exposition for a scraper that sent this Authorization header. */
+  async exposition(authorization: string | undefined): Promise<string> {
+    const lab = await this.registry.metrics();
+    return this.readsJobs(authorization) ? `${lab}${await this.jobs.metrics()}` : lab;
+  }
+
+  private readsJobs(authorization: string | undefined): boolean {
+    const presented = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '')?.[1];
+    // Compared as digests, in constant time: the comparison tells nothing of the token.
+    return this.token !== null && presented !== undefined && timingSafeEqual(digest(presented), this.token);
   }
 
   /** Counts one served request; `route` is the route template (bounded), never the raw path. */
@@ -33,4 +54,8 @@ export class TelemetryService {
     this.httpRequests.inc({ method, route, status: String(status) });
     this.httpDuration.observe({ method, route }, seconds);
   }
+}
+
+function digest(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
 }

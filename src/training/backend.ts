@@ -1,4 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
+import { availableParallelism } from 'node:os';
+import { installNativeKernels, nativeKernelsAvailable, nativeKernelsInstalled } from './native-kernels';
+import { enableWasmThreads, withThreadPoolOf } from './wasm-threads';
 
 /** TensorFlow.js backends in order of preference (docs/training.md, "Backends"). */
 export const BACKEND_PREFERENCE = ['tfjs-node-gpu', 'tfjs-node', 'wasm', 'cpu'] as const;
@@ -30,7 +33,7 @@ function tryRequire(moduleName: string): boolean {
 const loaders: Record<BackendName, () => boolean> = {
   'tfjs-node-gpu': () => tryRequire('@tensorflow/tfjs-node-gpu'),
   'tfjs-node': () => tryRequire('@tensorflow/tfjs-node'),
-  wasm: () => tryRequire('@tensorflow/tfjs-backend-wasm'),
+  wasm: () => tryRequire('@tensorflow/tfjs-backend-wasm') && (wasmThreads() === 1 || enableWasmThreads(wasmThreads()) || true),
   cpu: () => true,
 };
 
@@ -54,8 +57,10 @@ export async function initBackend(
   const candidates = choice === 'auto' ? BACKEND_PREFERENCE : [choice];
   for (const name of candidates) {
     if (!loaders[name]()) continue;
-    if (!(await tf.setBackend(TF_BACKEND[name]))) continue;
+    const threads = name === 'wasm' ? wasmThreads() : 1;
+    if (!(await withThreadPoolOf(threads, () => tf.setBackend(TF_BACKEND[name])))) continue;
     await tf.ready();
+    if (name === 'wasm' && installNativeKernels(requestedThreads())) log(`native matMul kernels on ${requestedThreads()} thread(s)`);
     active = name;
     log(`tensorflow.js backend: ${name}`);
     return name;
@@ -65,4 +70,45 @@ export async function initBackend(
 
 export function activeBackend(): BackendName | null {
   return active;
+}
+
+const MAX_THREADS = 64;
+
+/**
+ * Threads a process trains with: env STARLAB_TRAINING_THREADS, else every core, except under Jest,
+ * whose workers already take a core each (two workers on two cores would otherwise run four
+ * compute threads and slow each other down).
+ */
+export function requestedThreads(): number {
+  const raw = process.env.STARLAB_TRAINING_THREADS;
+  if (raw === undefined || raw === '') return process.env.JEST_WORKER_ID ? 1 : availableParallelism();
+  const asked = Number(raw);
+  if (!/^\d+$/.test(raw) || asked < 1 || asked > MAX_THREADS) throw new Error(`STARLAB_TRAINING_THREADS must be an integer in [1, ${MAX_THREADS}] (got "${raw}")`);
+  return asked;
+}
+
+/**
+ * A worker trains each slot's job in a child process: each child gets its share of the cores
+ * (at least one) through the environment it inherits, unless the operator set the count or Jest
+ * runs the worker (its own rule, one thread, holds).
+ */
+export function shareCoresAmong(processes: number): void {
+  if (process.env.STARLAB_TRAINING_THREADS || process.env.JEST_WORKER_ID) return;
+  process.env.STARLAB_TRAINING_THREADS = String(Math.max(1, Math.floor(availableParallelism() / Math.max(1, processes))));
+}
+
+/**
+ * Threads of the wasm module itself: one when the native kernels take its matrix products (they
+ * run their own threads, and the wasm threads would then mostly wait), else those requested.
+ */
+function wasmThreads(): number {
+  return nativeKernelsAvailable() ? 1 : requestedThreads();
+}
+
+/** Threads the active backend really computes its matrix products with. */
+export function backendThreads(): number {
+  if (tf.getBackend() !== 'wasm') return 1;
+  if (nativeKernelsInstalled()) return requestedThreads();
+  const wasm = (tf.backend() as unknown as { wasm: { tfjs: { getThreadsCount(): number } } }).wasm;
+  return wasm.tfjs.getThreadsCount();
 }

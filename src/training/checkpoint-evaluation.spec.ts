@@ -56,13 +56,13 @@ describe('playabilityProblems', () => {
 describe('evaluateCheckpoint', () => {
   beforeAll(useTestBackend);
 
-  it('with k = 1 plays exactly the trainer’s evaluation: same seeds, same sampling stream', () => {
+  it('with k = 1 plays exactly the trainer’s evaluation: same seeds, same sampling stream', async () => {
     const request = { environment: { id: 'frozenlake', config: { slippery: true } }, episodes: 6, k: 1, temperature: 1, seed: 11 };
-    const result = evaluateCheckpoint(bytes, spec.rollout, request);
+    const result = await evaluateCheckpoint(bytes, spec.rollout, request);
 
     const { model, tokenizer } = loadPolicyFromCheckpoint(bytes);
     const policy = new TransformerPolicy(model, tokenizer, new Rng(11, 4));
-    const reference = evaluate(policy, getEnvDefinition('frozenlake'), { size: 4, frozenProb: 0.8, slippery: true }, { ...spec.rollout, temperature: 1 }, tokenizer, contextsFor(tokenizer, spec), 6);
+    const reference = await evaluate(policy, getEnvDefinition('frozenlake'), { size: 4, frozenProb: 0.8, slippery: true }, { ...spec.rollout, temperature: 1 }, tokenizer, contextsFor(tokenizer, spec), 6);
     model.dispose();
     expect(result).toMatchObject({ step: 2, episodes: 6, k: 1, temperature: 1, success: reference.success, meanReturn: reference.meanReturn, formatValid: reference.formatValid });
     expect(result.passAtK).toBe(result.success);
@@ -77,22 +77,22 @@ describe('evaluateCheckpoint', () => {
     let checkpoint: Uint8Array | null = null;
     await trainer.run({ onCheckpoint: (step, saved) => void (step === 0 && (checkpoint = saved)) });
     trainer.dispose();
-    const sampled = evaluateCheckpoint(checkpoint!, bandit.rollout, { environment: { id: 'bandit', config: {} }, episodes: 16, k: 4, temperature: 1, seed: 5 });
+    const sampled = await evaluateCheckpoint(checkpoint!, bandit.rollout, { environment: { id: 'bandit', config: {} }, episodes: 16, k: 4, temperature: 1, seed: 5 });
     expect(sampled.success).toBeGreaterThan(0);
     // Four tries per seed solve more seeds than one try does on average, and never more than
     // every sample's success counted on a seed of its own.
     expect(sampled.passAtK).toBeGreaterThan(sampled.success);
     expect(sampled.passAtK).toBeLessThanOrEqual(Math.min(1, 4 * sampled.success));
-    const greedy = evaluateCheckpoint(checkpoint!, bandit.rollout, { environment: { id: 'bandit', config: {} }, episodes: 16, k: 3, temperature: 0, seed: 5 });
+    const greedy = await evaluateCheckpoint(checkpoint!, bandit.rollout, { environment: { id: 'bandit', config: {} }, episodes: 16, k: 3, temperature: 0, seed: 5 });
     expect(greedy.passAtK).toBe(greedy.success);
   }, 60_000);
 
-  it('is deterministic, leaves no tensor behind, and refuses what it cannot play', () => {
+  it('is deterministic, leaves no tensor behind, and refuses what it cannot play', async () => {
     const request = { environment: { id: 'frozenlake', config: {} }, episodes: 4, k: 2, temperature: 0.5, seed: 1 };
     const before = tf.memory().numTensors;
-    const first = evaluateCheckpoint(bytes, spec.rollout, request);
+    const first = await evaluateCheckpoint(bytes, spec.rollout, request);
     expect(tf.memory().numTensors).toBe(before);
-    expect(evaluateCheckpoint(bytes, spec.rollout, request)).toEqual(first);
-    expect(() => evaluateCheckpoint(bytes, spec.rollout, { ...request, environment: { id: 'sokoban', config: {} } })).toThrow(/vocabulary has no/);
+    expect(await evaluateCheckpoint(bytes, spec.rollout, request)).toEqual(first);
+    await expect(evaluateCheckpoint(bytes, spec.rollout, { ...request, environment: { id: 'sokoban', config: {} } })).rejects.toThrow(/vocabulary has no/);
   });
 });

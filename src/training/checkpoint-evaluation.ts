@@ -3,6 +3,7 @@ import { mean } from './algorithms/stats';
 import { loadPolicyFromCheckpoint } from './checkpoint';
 import { tokenizerFor } from './episode-io';
 import { getEnvDefinition } from './envs/registry';
+import type { EnvDefinition } from './envs/types';
 import { decodeCheckpoint } from './policy/checkpoint-format';
 import { TransformerPolicy } from './policy/policy';
 import { HISTORY_TOKENS, NUMBER_HISTORY_TOKENS } from './policy/tokenizer';
@@ -55,9 +56,12 @@ export interface CheckpointEvaluation {
 const EVALUATION_RNG_STREAM = 4;
 const SAMPLE_TRANSCRIPTS = 2;
 
-/** The vocabulary and context length a job's checkpoints have, from its resolved spec. */
-export function shapeOfJob(spec: Pick<JobSpec, 'environment' | 'rollout' | 'model'>): CheckpointShape {
-  const tokenizer = tokenizerFor(getEnvDefinition(spec.environment.id), spec);
+/**
+ * The vocabulary and context length a job's checkpoints have, from its resolved spec (and, for a
+ * registered environment, its served definition).
+ */
+export function shapeOfJob(spec: Pick<JobSpec, 'environment' | 'rollout' | 'model'>, definition: EnvDefinition = getEnvDefinition(spec.environment.id)): CheckpointShape {
+  const tokenizer = tokenizerFor(definition, spec);
   return { tokens: tokenizer.tokens, contextLength: spec.model.config.contextLength };
 }
 
@@ -73,11 +77,17 @@ export function shapeOfCheckpoint(bytes: Uint8Array): CheckpointShape {
  * missing from its vocabulary (they would be read as <unk>, and the actions could never be
  * written); a history format whose number tokens it lacks; or a single turn's input (observation,
  * markers, actions left) that does not fit the context window beside one response, so that even
- * the current observation would be cut. An empty list means it can be played.
+ * the current observation would be cut. An empty list means it can be played. `definition` is the
+ * environment's (a registered one's served definition; a built-in's by default).
  */
-export function playabilityProblems(shape: CheckpointShape, settings: PlaySettings, environment: { id: string; config: unknown }, prefix = ''): FieldError[] {
+export function playabilityProblems(
+  shape: CheckpointShape,
+  settings: PlaySettings,
+  environment: { id: string; config: unknown },
+  prefix = '',
+  definition: EnvDefinition = getEnvDefinition(environment.id),
+): FieldError[] {
   const at = (field: string) => [prefix, field].filter(Boolean).join('.');
-  const definition = getEnvDefinition(environment.id);
   const { value: config, errors } = checkAgainst<Record<string, unknown>>(definition.configSchema, environment.config, at('environment.config'));
   if (errors.length > 0) return errors;
   const known = new Set(shape.tokens);
@@ -109,19 +119,24 @@ export function playabilityProblems(shape: CheckpointShape, settings: PlaySettin
  * `episodes` held-out evaluation seeds. success = mean over all episodes; pass@k = share of
  * seeds where at least one of the k samples succeeded (for k = 1 the two are equal). Throws
  * when the config is not playable (`playabilityProblems`). Pure: same bytes and request, same
- * result on the same backend; every tensor it makes is disposed.
+ * result on the same backend (and the same server, for a registered environment's `definition`);
+ * every tensor it makes is disposed.
  */
-export function evaluateCheckpoint(bytes: Uint8Array, settings: PlaySettings, request: CheckpointEvaluationRequest): CheckpointEvaluation {
-  const problems = playabilityProblems(shapeOfCheckpoint(bytes), settings, request.environment);
+export async function evaluateCheckpoint(
+  bytes: Uint8Array,
+  settings: PlaySettings,
+  request: CheckpointEvaluationRequest,
+  definition: EnvDefinition = getEnvDefinition(request.environment.id),
+): Promise<CheckpointEvaluation> {
+  const problems = playabilityProblems(shapeOfCheckpoint(bytes), settings, request.environment, '', definition);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.field}: ${p.message}`).join('; '));
-  const definition = getEnvDefinition(request.environment.id);
   const { value: config } = checkAgainst<Record<string, unknown>>(definition.configSchema, request.environment.config, 'environment.config');
   const { model, tokenizer, step } = loadPolicyFromCheckpoint(bytes);
   try {
     const contexts = new ContextBuilder(tokenizer, model.config.contextLength - settings.maxTokensPerTurn, settings.historyTurns, settings.historyFormat);
     const policy = new TransformerPolicy(model, tokenizer, new Rng(request.seed, EVALUATION_RNG_STREAM));
     const requests = Array.from({ length: request.episodes * request.k }, (_, i) => ({ seed: evaluationSeed(Math.floor(i / request.k)), group: Math.floor(i / request.k), sample: i % request.k }));
-    const trajectories = rollout(policy, () => definition.create(config), requests, tokenizer, contexts, { ...settings, temperature: request.temperature });
+    const trajectories = await rollout(policy, () => definition.create(config), requests, tokenizer, contexts, { ...settings, temperature: request.temperature });
     const bySeed = Array.from({ length: request.episodes }, (_, seed) => trajectories.slice(seed * request.k, (seed + 1) * request.k).map((t) => t.success));
     return {
       step,

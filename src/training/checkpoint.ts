@@ -20,6 +20,23 @@ export interface TrainerState {
   monitor: MonitorState;
   /** The self-imitation buffer, when the job uses one. */
   selfImitation?: SelfImitationState;
+  /** Digest of the manifest of the served environment the job trains on (envs/remote/remote-env.ts). */
+  environmentDigest?: string;
+}
+
+/** A checkpoint of a served environment resumed against a server that now serves another manifest. */
+export class ManifestChangedError extends Error {
+  constructor(
+    readonly environment: string,
+    readonly stored: string,
+    readonly served: string,
+  ) {
+    super(
+      `environment '${environment}' now serves another manifest (digest ${served.slice(0, 12)}…) than the one this job's checkpoint was trained on ` +
+        `(${stored.slice(0, 12)}…): its tokens would not mean what they meant; train a new job on it instead`,
+    );
+    this.name = 'ManifestChangedError';
+  }
 }
 
 interface CheckpointMeta {
@@ -74,6 +91,11 @@ export function saveCheckpoint(learner: Learner, tokenizer: Tokenizer, state: Tr
     optimizerSteps,
   };
   return encodeCheckpoint({ meta, arrays });
+}
+
+/** The trainer state a checkpoint holds, without loading its weights. */
+export function peekCheckpointState(bytes: Uint8Array): TrainerState {
+  return decodeCheckpoint<CheckpointMeta>(bytes).meta.state;
 }
 
 /** Loads a checkpoint into a learner built for the same spec; returns the trainer state. */

@@ -17,12 +17,12 @@ class ShuttlePolicy implements ResponsePolicy {
 }
 
 describe('the default context window', () => {
-  it.each(['sokoban', 'frozenlake'])('%s: the last prompt of a 5-turn episode holds all five observations', (envId) => {
+  it.each(['sokoban', 'frozenlake'])('%s: the last prompt of a 5-turn episode holds all five observations', async (envId) => {
     const spec = parseJobSpec({ environment: { id: envId, config: envId === 'frozenlake' ? { slippery: false } : {} }, algorithm: { id: 'starpo-s' } });
     const definition = getEnvDefinition(envId);
     const tokenizer = tokenizerFor(definition, spec);
     const requests = Array.from({ length: 20 }, (_, seed) => ({ seed, group: seed, sample: 0 }));
-    const episodes = rollout(new ShuttlePolicy(tokenizer), () => definition.create(spec.environment.config), requests, tokenizer, contextsFor(tokenizer, spec), spec.rollout);
+    const episodes = await rollout(new ShuttlePolicy(tokenizer), () => definition.create(spec.environment.config), requests, tokenizer, contextsFor(tokenizer, spec), spec.rollout);
     const fiveTurns = episodes.filter((t) => t.turns.length === 5);
     expect(fiveTurns.length).toBeGreaterThan(0);
     for (const trajectory of fiveTurns) {

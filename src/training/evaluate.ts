@@ -17,7 +17,7 @@ export interface Evaluation {
  * Success rate on the fixed held-out seeds 0..episodes−1 of the evaluation range, one episode
  * per seed, at the given temperature (0 = greedy).
  */
-export function evaluate(
+export async function evaluate(
   policy: ResponsePolicy,
   definition: EnvDefinition,
   envConfig: Record<string, unknown>,
@@ -25,9 +25,9 @@ export function evaluate(
   tokenizer: Tokenizer,
   contexts: ContextBuilder,
   episodes: number,
-): Evaluation {
+): Promise<Evaluation> {
   const requests = Array.from({ length: episodes }, (_, i) => ({ seed: evaluationSeed(i), group: i, sample: 0 }));
-  const trajectories = rollout(policy, () => definition.create(envConfig), requests, tokenizer, contexts, settings);
+  const trajectories = await rollout(policy, () => definition.create(envConfig), requests, tokenizer, contexts, settings);
   return {
     episodes,
     success: mean(trajectories.map((t) => (t.success ? 1 : 0))),

@@ -15,9 +15,9 @@ const tokenizer = tokenizerFor(definition, spec);
 const contexts = contextsFor(tokenizer, spec);
 
 /** The responses of packed warm-up rows, as text, one entry per turn. */
-function warmupResponses(kind: 'format' | 'demonstrations', count: number): string[] {
+async function warmupResponses(kind: 'format' | 'demonstrations', count: number): Promise<string[]> {
   let seed = 0;
-  const rows = scriptedExamples(kind, definition, spec.environment.config, spec.rollout, tokenizer, contexts, new Rng(3), () => seed++, count);
+  const rows = await scriptedExamples(kind, definition, spec.environment.config, spec.rollout, tokenizer, contexts, new Rng(3), () => seed++, count);
   const eos = tokenizer.id(SPECIAL_TOKENS.eos);
   return rows.flatMap((row) => {
     const texts: string[] = [];
@@ -38,9 +38,9 @@ describe('lookup-qa with the job machinery', () => {
     expect(spec.training.warmup.kind).toBe('demonstrations');
   });
 
-  it('the random agent writes only well-formed calls that name entities it was shown', () => {
+  it('the random agent writes only well-formed calls that name entities it was shown', async () => {
     const random = new RandomFormatPolicy(tokenizer, RandomFormatPolicy.environmentActions(tokenizer, definition), spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
-    const result = evaluate(random, definition, spec.environment.config, spec.rollout, tokenizer, contexts, 64);
+    const result = await evaluate(random, definition, spec.environment.config, spec.rollout, tokenizer, contexts, 64);
     const turns = result.trajectories.flatMap((t) => t.turns);
     expect(result.formatValid).toBe(1);
     expect(turns.every((turn) => turn.invalidActions === 0 && turn.executed.every((action) => parseToolCall(action)?.argument != null))).toBe(true);
@@ -50,15 +50,15 @@ describe('lookup-qa with the job machinery', () => {
     expect(result.success).toBeLessThan(0.3);
   });
 
-  it('the format warm-up teaches random well-formed calls, the demonstrations the expert’s chain', () => {
-    const format = warmupResponses('format', 60);
+  it('the format warm-up teaches random well-formed calls, the demonstrations the expert’s chain', async () => {
+    const format = await warmupResponses('format', 60);
     expect(format).toHaveLength(60);
     for (const text of format) {
       const parsed = parseResponse(text, false);
       expect([text, parsed.formatValid, parsed.actions.length]).toEqual([text, true, 1]);
       expect([text, parseToolCall(parsed.actions[0])?.argument]).toEqual([text, expect.any(String)]);
     }
-    const demonstrations = warmupResponses('demonstrations', 200);
+    const demonstrations = await warmupResponses('demonstrations', 200);
     const calls = demonstrations.map((text) => parseToolCall(parseResponse(text, false).actions[0])!);
     // Every episode ends with its answer; 1–3 searches lead to it.
     expect(calls.filter((call) => call.tool === 'answer').length).toBeGreaterThan(200 / 4 - 1);

@@ -30,13 +30,13 @@ describe('soft shared prefixes', () => {
    * Returns: s0 −0.1 (5), s1 −0.3 (1, 3, 6), s2 −0.2 (4, 7), s3 0.
    */
   const MALFORMED = new Set([1, 3, 4, 5, 6, 7]);
-  function branchedGroup() {
+  async function branchedGroup() {
     const policy = new ScriptedPolicy(tokenizer, (n) => (MALFORMED.has(n) ? 'Right' : '<answer> Right </answer>'), [0.3, 1.3, 0.5]);
-    return treeRollout(policy, () => new Corridor(), [7], tokenizer, contexts, settings, tree, new ScriptedDraws([0.3, 0.7, 0.65])).trajectories;
+    return (await treeRollout(policy, () => new Corridor(), [7], tokenizer, contexts, settings, tree, new ScriptedDraws([0.3, 0.7, 0.65]))).trajectories;
   }
 
-  it('gives every descendant a row that carries the shared prefix', () => {
-    const trajectories = branchedGroup();
+  it('gives every descendant a row that carries the shared prefix', async () => {
+    const trajectories = await branchedGroup();
     expect(trajectories.map((t) => t.branchedFrom)).toEqual([undefined, undefined, { sample: 0, turn: 1 }, { sample: 0, turn: 2 }]);
     expect(trajectories.map((t) => t.return)).toEqual([-0.1, -0.3, -0.2, 0].map((r) => expect.closeTo(r, 12)));
     const rows = buildRows(trajectories);
@@ -45,8 +45,8 @@ describe('soft shared prefixes', () => {
     for (const d of [0, 2, 3]) expect(rows[d].tokens.slice(0, prefix.length)).toEqual(prefix);
   });
 
-  it('trains a prefix token with the mean advantage of its descendants, once per descendant', () => {
-    const trajectories = branchedGroup();
+  it('trains a prefix token with the mean advantage of its descendants, once per descendant', async () => {
+    const trajectories = await branchedGroup();
     const rows = buildRows(trajectories);
     assignGroupZScores(rows, [trajectories]);
     const descendants = [0, 2, 3];

@@ -2,7 +2,7 @@ import { sampleWithDynamicSampling, selectGroupsByRewardStd } from './algorithms
 import { mean } from './algorithms/stats';
 import { usesCritic } from './algorithms/presets';
 import { BackendChoice, BackendName, initBackend } from './backend';
-import { TrainerState, restoreCheckpoint, saveCheckpoint } from './checkpoint';
+import { ManifestChangedError, TrainerState, peekCheckpointState, restoreCheckpoint, saveCheckpoint } from './checkpoint';
 import { getEnvDefinition } from './envs/registry';
 import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
@@ -36,7 +36,7 @@ export interface TrainerCallbacks {
   onWarnings?(step: number, warnings: CollapseWarning[]): void | Promise<void>;
   /** `health`: tag from the collapse signals at this step (healthy | suspect | unhealthy). */
   onCheckpoint?(step: number, bytes: Uint8Array, health: CheckpointHealth): void | Promise<void>;
-  /** Polled between steps; true makes the trainer checkpoint and return. */
+  /** Polled between steps (warm-up steps too); true makes the trainer checkpoint and return, or abandon an unfinished warm-up. */
   shouldStop?(): boolean | Promise<boolean>;
   onLog?(message: string): void;
   /** The step's rollout ended and its update begins: a step that takes hours on a CPU worker shows where it is. */
@@ -49,6 +49,8 @@ export interface TrainerOptions {
   resumeFrom?: Uint8Array;
   /** Where finished warm-ups are kept and looked up, so jobs that share one train it once (warmup-store.ts). */
   warmupStore?: WarmupStore;
+  /** The environment, when it is not a built-in: a served one (envs/remote/), connected by the caller. */
+  environment?: EnvDefinition;
 }
 
 export interface TrainerResult {
@@ -99,10 +101,11 @@ export class Trainer {
   private readonly monitor: CollapseMonitor;
   private readonly imitation: SelfImitationBuffer | null;
 
-  private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array, private readonly warmupStore?: WarmupStore) {
+  private constructor(readonly spec: JobSpec, backend: BackendName, resumeFrom?: Uint8Array, private readonly warmupStore?: WarmupStore, served?: EnvDefinition) {
     this.backend = backend;
     const { environment, rollout: r, model, training, algorithm } = spec;
-    this.definition = getEnvDefinition(environment.id);
+    this.definition = served?.id === environment.id ? served : getEnvDefinition(environment.id);
+    const digest = this.definition.served?.digest;
     this.tokenizer = tokenizerFor(this.definition, spec);
     this.settings = { ...r };
     this.contexts = contextsFor(this.tokenizer, spec);
@@ -124,8 +127,10 @@ export class Trainer {
     this.monitor = new CollapseMonitor(spec.collapse.rules);
     this.samplingRng = new Rng(training.seed, RNG_STREAM.sampling);
     this.updateRng = new Rng(training.seed, RNG_STREAM.update);
-    this.state = { step: -1, nextSeedIndex: 0, samplingRng: this.samplingRng.getState(), updateRng: this.updateRng.getState(), monitor: this.monitor.getState() };
+    this.state = { step: -1, nextSeedIndex: 0, samplingRng: this.samplingRng.getState(), updateRng: this.updateRng.getState(), monitor: this.monitor.getState(), ...(digest ? { environmentDigest: digest } : {}) };
     if (resumeFrom) {
+      const stored = peekCheckpointState(resumeFrom).environmentDigest;
+      if (digest && stored && stored !== digest) throw new ManifestChangedError(environment.id, stored, digest);
       this.state = restoreCheckpoint(resumeFrom, this.learner, this.tokenizer);
       this.monitor.setState(this.state.monitor);
       if (this.imitation && this.state.selfImitation) this.imitation.setState(this.state.selfImitation);
@@ -138,7 +143,7 @@ export class Trainer {
 
   static async create(spec: JobSpec, options: TrainerOptions = {}, log: (m: string) => void = () => undefined): Promise<Trainer> {
     const backend = await initBackend(options.backend ?? 'auto', log);
-    return new Trainer(spec, backend, options.resumeFrom, options.warmupStore);
+    return new Trainer(spec, backend, options.resumeFrom, options.warmupStore, options.environment);
   }
 
   /** Last completed step (−1 before the warm-up, 0 after it). */
@@ -153,9 +158,11 @@ export class Trainer {
   async run(callbacks: TrainerCallbacks = {}): Promise<TrainerResult> {
     const { training } = this.spec;
     if (this.state.step < 0) {
-      const warmupMetrics = this.warmup(callbacks);
+      const warmupMetrics = await this.warmup(callbacks);
+      // Stopped during the warm-up: nothing to checkpoint (step −1); the next run starts it over.
+      if (warmupMetrics === null) return { status: 'stopped', step: this.state.step };
       this.state.step = 0;
-      await callbacks.onStep?.(0, { ...warmupMetrics, ...this.evaluationMetrics(0) });
+      await callbacks.onStep?.(0, { ...warmupMetrics, ...(await this.evaluationMetrics(0)) });
       await this.checkpoint(callbacks);
     }
     while (this.state.step < training.steps) {
@@ -164,9 +171,9 @@ export class Trainer {
         return { status: 'stopped', step: this.state.step };
       }
       const step = this.state.step + 1;
-      const { metrics, trajectories } = this.trainStep(callbacks);
+      const { metrics, trajectories } = await this.trainStep(callbacks);
       this.state.step = step;
-      if (this.isDue(step, training.evalEvery)) Object.assign(metrics, this.evaluationMetrics(step));
+      if (this.isDue(step, training.evalEvery)) Object.assign(metrics, await this.evaluationMetrics(step));
       await callbacks.onTrajectories?.(step, trajectoryRecords(trajectories, training.trajectoryTextSample));
       await callbacks.onStep?.(step, metrics);
       const warnings = this.monitor.observe(step, metrics);
@@ -200,12 +207,13 @@ export class Trainer {
     this.lastCheckpointStep = this.state.step;
   }
 
-  private warmup(callbacks: TrainerCallbacks): Metrics {
+  private warmup(callbacks: TrainerCallbacks): Promise<Metrics | null> {
     const { spec, definition, settings, tokenizer, contexts, learner, backend, warmupStore } = this;
-    return warmUp({ spec, definition, settings, tokenizer, contexts, learner, backend }, new Rng(spec.training.seed, RNG_STREAM.warmup), warmupStore, callbacks.onLog);
+    const shouldStop = callbacks.shouldStop ? () => callbacks.shouldStop!() : undefined;
+    return warmUp({ spec, definition, settings, tokenizer, contexts, learner, backend }, new Rng(spec.training.seed, RNG_STREAM.warmup), warmupStore, callbacks.onLog, shouldStop);
   }
 
-  private trainStep(callbacks: TrainerCallbacks): { metrics: Metrics; trajectories: Trajectory[] } {
+  private async trainStep(callbacks: TrainerCallbacks): Promise<{ metrics: Metrics; trajectories: Trajectory[] }> {
     const { rollout: r, training, algorithm } = this.spec;
     const started = Date.now();
     const scale = learningRateScale(training.lrSchedule, this.state.step + 1, training.steps);
@@ -213,7 +221,7 @@ export class Trainer {
     if (this.learner.criticOptimizer) this.learner.criticOptimizer.learningRate = training.learningRate * algorithm.config.criticLearningRateScale * scale;
     if (this.learner.imitationOptimizer) this.learner.imitationOptimizer.learningRate = algorithm.config.selfImitationLearningRate * scale;
     const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, this.samplingRng, this.spec.specVersion === 2);
-    const { groups, candidates, batches, trees } = this.drawGroups(policy);
+    const { groups, candidates, batches, trees } = await this.drawGroups(policy);
     const trajectories = groups.flat();
     const rolloutMs = Date.now() - started;
     callbacks.onRolloutEnd?.(this.state.step + 1, trajectories.length, rolloutMs);
@@ -261,12 +269,12 @@ export class Trainer {
    * more batches until `groups` informative groups are in hand, within its bound. Returns every
    * group drawn (group ids continue across batches) and the candidates to train on.
    */
-  private drawGroups(policy: TransformerPolicy): { groups: Trajectory[][]; candidates: number[]; batches: number; trees: TreeGroupStats[] } {
+  private async drawGroups(policy: TransformerPolicy): Promise<{ groups: Trajectory[][]; candidates: number[]; batches: number; trees: TreeGroupStats[] }> {
     const { rollout: r, training, algorithm, environment } = this.spec;
     const makeEnv = () => this.definition.create(environment.config);
     const trees: TreeGroupStats[] = [];
     let drawn = 0;
-    const drawBatch = () => {
+    const drawBatch = async () => {
       const requests = [];
       for (let g = 0; g < r.groups; g++) {
         const seed = trainingSeed(training.seed, this.state.nextSeedIndex++);
@@ -274,18 +282,18 @@ export class Trainer {
       }
       const offset = drawn;
       drawn += r.groups;
-      if (algorithm.config.rollout === 'independent') return byGroup(rollout(policy, makeEnv, requests, this.tokenizer, this.contexts, this.settings));
+      if (algorithm.config.rollout === 'independent') return byGroup(await rollout(policy, makeEnv, requests, this.tokenizer, this.contexts, this.settings));
       // Tree rollouts (ARPO, AEPO): k trajectories per seed, branched where the policy is uncertain.
       const seeds = requests.filter((q) => q.sample === 0).map((q) => q.seed);
-      const tree = treeRollout(policy, makeEnv, seeds, this.tokenizer, this.contexts, this.settings, treeSettings(algorithm.config, r.groupSize), this.samplingRng);
+      const tree = await treeRollout(policy, makeEnv, seeds, this.tokenizer, this.contexts, this.settings, treeSettings(algorithm.config, r.groupSize), this.samplingRng);
       trees.push(...tree.groups);
       return byGroup(tree.trajectories.map((t) => ({ ...t, group: t.group + offset })));
     };
     if (!algorithm.config.dynamicSampling) {
-      const groups = drawBatch();
+      const groups = await drawBatch();
       return { groups, candidates: groups.map((_, i) => i), batches: 1, trees };
     }
-    const sample = sampleWithDynamicSampling(drawBatch, (g) => g.map((t) => t.return), r.groups, algorithm.config.dynamicSamplingMaxBatches);
+    const sample = await sampleWithDynamicSampling(drawBatch, (g) => g.map((t) => t.return), r.groups, algorithm.config.dynamicSamplingMaxBatches);
     return { groups: sample.groups, candidates: sample.kept, batches: sample.batches, trees };
   }
 
@@ -304,7 +312,7 @@ export class Trainer {
    * Evaluation on the fixed held-out seeds: at evalTemperature (RAGEN's protocol by default), and
    * greedily as a second series when asked. Jobs stored before version 2 keep their one series.
    */
-  private evaluationMetrics(step: number): Metrics {
+  private async evaluationMetrics(step: number): Promise<Metrics> {
     const { training } = this.spec;
     const runs: [EvalProtocol, number][] =
       this.spec.specVersion === 1
@@ -314,7 +322,7 @@ export class Trainer {
     const metrics: Metrics = {};
     for (const [protocol, temperature] of runs) {
       const policy = new TransformerPolicy(this.learner.actor, this.tokenizer, new Rng(training.seed + step, RNG_STREAM.evaluation), this.spec.specVersion === 2);
-      const result = evaluate(policy, this.definition, this.spec.environment.config, { ...this.settings, temperature }, this.tokenizer, this.contexts, training.evalEpisodes);
+      const result = await evaluate(policy, this.definition, this.spec.environment.config, { ...this.settings, temperature }, this.tokenizer, this.contexts, training.evalEpisodes);
       const names = EVAL_METRICS[protocol];
       Object.assign(metrics, { [names.success]: result.success, [names.return]: result.meanReturn, [names.formatValid]: result.formatValid });
     }

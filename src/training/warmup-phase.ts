@@ -11,6 +11,7 @@ import { METRIC, Metrics } from './signals/step-metrics';
 import type { JobSpec } from './spec/validate';
 import type { Learner } from './update';
 import { scriptedExamples, supervisedStep } from './warmup';
+import { WARMUP_REPORT_EVERY, warmupReport } from './warmup-report';
 import { WarmupRecord, WarmupStore, decodeWarmupInto, encodeWarmup, warmupKey } from './warmup-store';
 
 const WARMUP_MAX_GRAD_NORM = 1;
@@ -26,20 +27,28 @@ export interface WarmupInputs {
   backend: BackendName;
 }
 
+/** Asked between warm-up steps; true abandons the warm-up (a pause or preempt of the job). */
+export type StopCheck = () => boolean | Promise<boolean>;
+
 /**
  * Step 0 of a job: the supervised warm-up of the actor (docs/training.md, "Policy"), trained on
  * `rng`, or loaded from `store` when a job with the same warm-up inputs already trained it; then
- * the critic and the reference start from it. Returns the step's warm-up metrics.
+ * the critic and the reference start from it. Returns the step's warm-up metrics, or null when
+ * `shouldStop` said so between two of its steps: the warm-up is abandoned (the actor is half
+ * trained), and since it depends only on the spec and its own RNG stream, the next run trains it
+ * again from the start to the same weights.
  */
-export function warmUp(inputs: WarmupInputs, rng: Rng, store: WarmupStore | undefined, log: (message: string) => void = () => undefined): Metrics {
+export async function warmUp(inputs: WarmupInputs, rng: Rng, store: WarmupStore | undefined, log: (message: string) => void = () => undefined, shouldStop: StopCheck = () => false): Promise<Metrics | null> {
   const { spec, learner } = inputs;
   if (spec.training.warmup.kind === 'none' || spec.training.warmup.steps === 0) return {};
-  const key = store ? warmupKey(spec, inputs.tokenizer.tokens, inputs.backend) : null;
+  // A served environment's id and manifest say nothing of its dynamics: its warm-up is never shared.
+  const key = store && !inputs.definition.served ? warmupKey(spec, inputs.tokenizer.tokens, inputs.backend) : null;
   const started = Date.now();
   let record = key ? storedWarmup(inputs, store!, key, log) : null;
   const reused = record !== null;
   if (!record) {
-    record = trainWarmup(inputs, rng, log);
+    record = await trainWarmup(inputs, rng, log, shouldStop);
+    if (!record) return null;
     if (key) keepWarmup(inputs, store!, key, record, log);
   }
   // The critic starts from the warmed-up trunk (RAGEN initialises it from the same model);
@@ -49,8 +58,8 @@ export function warmUp(inputs: WarmupInputs, rng: Rng, store: WarmupStore | unde
   return { [METRIC.warmupLoss]: record.loss, 'warmup/ms': Date.now() - started, ...(key ? { 'warmup/reused': reused ? 1 : 0 } : {}) };
 }
 
-/** The supervised warm-up itself: its own Adam and RNG stream, on the actor alone. */
-function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string) => void): WarmupRecord {
+/** The supervised warm-up itself: its own Adam and RNG stream, on the actor alone; null when stopped between steps. */
+async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string) => void, shouldStop: StopCheck): Promise<WarmupRecord | null> {
   const { spec, learner } = inputs;
   const { warmup, seed } = spec.training;
   const optimizer = new Adam(learner.actor.namedVariables(), warmup.learningRate);
@@ -59,10 +68,18 @@ function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string) => v
   const losses: number[] = [];
   const started = Date.now();
   for (let i = 0; i < warmup.steps; i++) {
-    const rows = scriptedExamples(warmup.kind as 'format' | 'demonstrations', inputs.definition, spec.environment.config, inputs.settings, inputs.tokenizer, inputs.contexts, rng, seeds, warmup.batchSize);
+    if (await shouldStop()) {
+      optimizer.dispose();
+      log(`warm-up ${warmup.kind} stopped after ${i}/${warmup.steps} steps; it starts over when the job resumes`);
+      return null;
+    }
+    const rows = await scriptedExamples(warmup.kind as 'format' | 'demonstrations', inputs.definition, spec.environment.config, inputs.settings, inputs.tokenizer, inputs.contexts, rng, seeds, warmup.batchSize);
     if (rows.length === 0) throw new Error(`warm-up produced no examples for ${inputs.definition.id}`);
     losses.push(supervisedStep(learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));
-    if ((i + 1) % 25 === 0) log(`warm-up ${warmup.kind} ${i + 1}/${warmup.steps} loss ${losses[i].toFixed(4)}`);
+    const done = i + 1;
+    if (done % WARMUP_REPORT_EVERY === 0 || done === warmup.steps) {
+      log(warmupReport({ kind: warmup.kind, done, steps: warmup.steps, loss: mean(losses.slice(Math.floor(i / WARMUP_REPORT_EVERY) * WARMUP_REPORT_EVERY)) }));
+    }
   }
   optimizer.dispose();
   return { loss: mean(losses.slice(-10)), ms: Date.now() - started };

@@ -1,11 +1,8 @@
-import { mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { useTestBackend } from '../../test/support/tf';
 import type { Metrics } from './signals/step-metrics';
 import { parseJobSpec } from './spec/validate';
 import { Trainer } from './trainer';
-import { WarmupStore, directoryWarmupStore, warmupKey } from './warmup-store';
+import { WarmupStore, warmupKey } from './warmup-store';
 
 type Overrides = { algorithm?: object; rollout?: object; training?: object; model?: object };
 
@@ -124,49 +121,4 @@ describe('warm-up store', () => {
     const alone = await train(spec());
     for (const step of [0, 1, 2]) expect(comparable(steps.get(step))).toEqual(comparable(alone.get(step)));
   }, 120_000);
-});
-
-describe('directory warm-up store', () => {
-  let dir: string;
-  beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'warmups-'))));
-  afterEach(() => rmSync(dir, { recursive: true, force: true }));
-  const source = (text: string) => {
-    const root = mkdtempSync(join(dir, 'src-'));
-    writeFileSync(join(root, 'a.ts'), text);
-    return root;
-  };
-  const backdate = (folder: string) => {
-    const past = new Date(Date.now() - 100_000);
-    for (const name of readdirSync(folder)) utimesSync(join(folder, name), past, past);
-  };
-
-  it('gives back what was put, to another store over the same folder, and keeps the most recently used', () => {
-    const root = source('v1');
-    const store = directoryWarmupStore(join(dir, 'cache'), { maxEntries: 2, sourceRoot: root });
-    expect(store.get('k1')).toBeUndefined();
-    store.put('k1', new Uint8Array([1]));
-    store.put('k2', new Uint8Array([2]));
-    expect([...directoryWarmupStore(join(dir, 'cache'), { maxEntries: 2, sourceRoot: root }).get('k2')!]).toEqual([2]);
-    backdate(join(dir, 'cache'));
-    expect([...store.get('k1')!]).toEqual([1]); // used now: k2 is the least recently used
-    store.put('k3', new Uint8Array([3]));
-    expect(store.get('k2')).toBeUndefined();
-    expect([...store.get('k1')!]).toEqual([1]);
-    expect([...store.get('k3')!]).toEqual([3]);
-    expect(readdirSync(join(dir, 'cache'))).toHaveLength(2); // no temporary file left either
-  });
-
-  it('does not serve an entry written by other training code', () => {
-    directoryWarmupStore(join(dir, 'cache'), { maxEntries: 8, sourceRoot: source('v1') }).put('k', new Uint8Array([1]));
-    expect(directoryWarmupStore(join(dir, 'cache'), { maxEntries: 8, sourceRoot: source('v2') }).get('k')).toBeUndefined();
-  });
-
-  it('logs instead of throwing when its folder cannot be written or read', () => {
-    writeFileSync(join(dir, 'file'), 'not a folder');
-    const logs: string[] = [];
-    const store = directoryWarmupStore(join(dir, 'file', 'cache'), { maxEntries: 8, sourceRoot: source('v1'), log: (m) => void logs.push(m) });
-    expect(() => store.put('k', new Uint8Array([1]))).not.toThrow();
-    expect(store.get('k')).toBeUndefined();
-    expect(logs).toEqual([expect.stringContaining('cannot write'), expect.stringContaining('cannot read')]);
-  });
 });

@@ -22,7 +22,7 @@ export type ScriptedKind = 'format' | 'demonstrations';
  * re-planned each turn (the analogue of a cold-start SFT model). The thought is a few free
  * thought tokens in both cases: no reasoning is taught.
  */
-export function scriptedExamples(
+export async function scriptedExamples(
   kind: ScriptedKind,
   definition: EnvDefinition,
   envConfig: Record<string, unknown>,
@@ -32,19 +32,19 @@ export function scriptedExamples(
   rng: Rng,
   seeds: () => number,
   count: number,
-): PackedTurns[] {
+): Promise<PackedTurns[]> {
   const examples: PackedTurns[] = [];
   let turns = 0;
   const eos = tokenizer.id(SPECIAL_TOKENS.eos);
   for (let guard = 0; turns < count && guard < count * 4; guard++) {
     const env = definition.create(envConfig);
-    let observation = env.reset(seeds());
+    let observation = await env.reset(seeds());
     const history: HistoryTurn[] = [];
     const episode: TurnSequence[] = [];
     let actionsLeft = settings.maxActionsPerEpisode;
     for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && turns < count; turn++) {
       const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
-      const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : expertActions(definition, env, cap, settings.maxTurns - turn);
+      const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : await expertActions(definition, env, cap, settings.maxTurns - turn);
       if (actions.length === 0) break;
       const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
       const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];
@@ -55,13 +55,14 @@ export function scriptedExamples(
       const leftBefore = actionsLeft;
       for (const action of actions) {
         if (env.done) break;
-        reward += env.step(action).reward;
+        reward += (await env.step(action)).reward;
         actionsLeft--;
       }
       history.push({ observation, responseTokens: response, reward, actionsLeft: leftBefore });
       observation = env.render();
     }
     examples.push(...packTurns(episode));
+    await env.close?.();
   }
   return examples;
 }
@@ -71,8 +72,8 @@ function randomActions(names: readonly string[], cap: number, rng: Rng): string[
 }
 
 /** Spreads the expert's plan over the turns left, so a slip can be corrected next turn. */
-function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): string[] {
-  const plan = definition.expert!(env);
+async function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): Promise<string[]> {
+  const plan = await definition.expert!(env);
   const perTurn = Math.min(cap, Math.max(1, Math.ceil(plan.length / turnsLeft)));
   return plan.slice(0, perTurn);
 }

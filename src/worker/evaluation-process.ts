@@ -6,14 +6,20 @@
 import { initBackend } from '../training/backend';
 import { evaluateCheckpoint } from '../training/checkpoint-evaluation';
 import type { EvaluationAnswer, EvaluationTask } from './evaluation-protocol';
+import { connectRegistered } from './served-connection';
 
 process.on('message', (task: EvaluationTask) => {
   const answer = (message: EvaluationAnswer) => process.send!(message, () => process.exit(0));
   initBackend(task.backend)
-    .then(() => {
+    .then(async () => {
       const started = Date.now();
-      const result = evaluateCheckpoint(task.checkpoint, task.settings, task.request);
-      answer({ type: 'result', result, durationMs: Date.now() - started });
+      const served = task.served ? await connectRegistered(task.served) : null;
+      try {
+        const result = await evaluateCheckpoint(task.checkpoint, task.settings, task.request, served?.definition);
+        answer({ type: 'result', result, durationMs: Date.now() - started });
+      } finally {
+        served?.dispose();
+      }
     })
     .catch((error: Error) => answer({ type: 'failed', error: error.message }));
 });

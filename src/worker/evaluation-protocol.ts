@@ -1,5 +1,6 @@
 import type { BackendChoice } from '../training/backend';
 import type { CheckpointEvaluation, CheckpointEvaluationRequest, PlaySettings } from '../training/checkpoint-evaluation';
+import type { ServedAddress } from './training-protocol';
 
 /**
  * Messages between a worker and the child process that plays one evaluation. It runs in its own
@@ -11,6 +12,8 @@ export interface EvaluationTask {
   checkpoint: Uint8Array;
   settings: PlaySettings;
   request: CheckpointEvaluationRequest;
+  /** The registered environment the request names, which the child connects to itself; null for a built-in. */
+  served: ServedAddress | null;
 }
 
 export type EvaluationAnswer = { type: 'result'; result: CheckpointEvaluation; durationMs: number } | { type: 'failed'; error: string };

@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import type { JobRepository, JobRow } from '../repositories/job.repository';
-import type { ResultsRepository } from '../repositories/results.repository';
-import type { UsageRepository } from '../repositories/usage.repository';
+import type { ControlRequest } from '../contracts/jobs.dto';
+import { AttemptLost, AttemptToken, JobLifecycleRepository } from '../repositories/job-lifecycle.repository';
+import type { JobRow } from '../repositories/job.repository';
 import type { WebhookRepository } from '../repositories/webhook.repository';
 import type { RetriedWrite } from './job-sink';
 import type { Notification, Settlement } from './settlement';
@@ -15,10 +15,11 @@ interface Write {
 }
 
 /**
- * Stores how attempts ended: the job's state, the closed usage record, the webhook, in that
- * order. What the database will not take within the write deadline is stored in the
- * background, up to every 30 s until it is, so the runner returns and frees the slot at once
- * (the job shows `running` meanwhile: nothing else can be written).
+ * Stores how attempts ended: the job's state with the attempt's usage record closed (one
+ * transaction, JobLifecycleRepository.settle), then the webhook. What the database will not take
+ * within the write deadline is stored in the background, up to every 30 s until it is, so the
+ * runner returns and frees the slot at once (the job shows `running` meanwhile: nothing else can
+ * be written). An attempt that has lost its job stores nothing: the job is another attempt's.
  */
 export class FinalStates {
   /** Final states still being stored in the background, by job. */
@@ -26,7 +27,7 @@ export class FinalStates {
   private closing = false;
 
   constructor(
-    private readonly repositories: { jobs: JobRepository; results: ResultsRepository; usage: UsageRepository; webhooks: WebhookRepository },
+    private readonly repositories: { lifecycle: JobLifecycleRepository; webhooks: WebhookRepository },
     private readonly retried: RetriedWrite,
     private readonly logger: Logger,
   ) {}
@@ -44,25 +45,34 @@ export class FinalStates {
     for (const jobId of this.unsettled.keys()) this.logger.warn(`job ${jobId}: final state not stored before shutdown; it is requeued once this worker is gone`);
   }
 
-  async store(job: JobRow, settlement: Settlement): Promise<void> {
+  /** `plan` decides the end from the request pending when it is stored; the attempt's slot was freed at `endedAt`. */
+  async store(job: JobRow, token: AttemptToken, endedAt: Date, plan: (pending: ControlRequest | null) => Settlement): Promise<void> {
+    let chosen: Settlement | null = null;
     const pending: Write[] = [
-      { what: settlement.kind === 'rollback' ? 'the rollback' : `the final state (${settlement.data.status})`, write: () => this.apply(job.id, settlement) },
-      { what: 'the usage record', write: () => this.repositories.usage.close(job.id) },
+      {
+        what: 'the final state',
+        write: () =>
+          this.repositories.lifecycle.settle(token, endedAt, (request) => {
+            chosen = plan(request);
+            return chosen.end;
+          }),
+      },
+      { what: 'the webhook', write: () => (chosen?.notify ? this.notify(job, chosen.notify) : Promise.resolve()) },
     ];
-    const notification = settlement.kind === 'transition' ? settlement.notify : undefined;
-    if (notification) pending.push({ what: 'the webhook', write: () => this.notify(job, notification) });
     try {
       while (pending.length > 0) {
         await this.retried(`store ${pending[0].what}`, pending[0].write);
         pending.shift();
       }
+      this.logStored(job.id, chosen);
     } catch (error) {
+      if (error instanceof AttemptLost) return this.lost(token);
       this.logger.error(`job ${job.id}: could not store ${pending[0].what} (${(error as Error).message}); retrying in the background`);
-      this.later(job.id, pending);
+      this.later(job.id, token, pending, () => chosen);
     }
   }
 
-  private later(jobId: string, pending: Write[]): void {
+  private later(jobId: string, token: AttemptToken, pending: Write[], chosen: () => Settlement | null): void {
     const store = async () => {
       for (let attempt = 1; !this.closing; attempt++) {
         await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** (attempt - 1), RETRY_MAX_MS)).unref());
@@ -72,8 +82,10 @@ export class FinalStates {
             pending.shift();
           }
           this.logger.log(`job ${jobId}: final state stored after ${attempt} background attempt(s)`);
+          this.logStored(jobId, chosen());
           return;
         } catch (error) {
+          if (error instanceof AttemptLost) return this.lost(token);
           if (attempt % 10 === 0) this.logger.warn(`job ${jobId}: still cannot store ${pending[0].what}: ${(error as Error).message}`);
         }
       }
@@ -81,19 +93,12 @@ export class FinalStates {
     this.unsettled.set(jobId, store().finally(() => this.unsettled.delete(jobId)));
   }
 
-  /** Writes a settlement; a job that has meanwhile left the states it assumes is reported, not overwritten. */
-  private async apply(jobId: string, settlement: Settlement): Promise<void> {
-    const data = { status: settlement.data.status ?? 'running', ...settlement.extra } as object;
-    const applied =
-      settlement.kind === 'rollback'
-        ? await this.repositories.results.rollBackTo(jobId, settlement.toStep, settlement.data, { message: settlement.message, data: { ...settlement.extra } as object })
-        : await this.repositories.jobs.transition(jobId, settlement.from, settlement.data, { message: settlement.message, data });
-    if (!applied) {
-      const expected = settlement.kind === 'rollback' ? 'running' : settlement.from.join(' or ');
-      this.logger.warn(`job ${jobId}: not ${settlement.kind === 'rollback' ? 'rolled back' : `marked ${settlement.data.status}`}: it is no longer ${expected} (or an earlier try stored it)`);
-    } else if (settlement.kind === 'rollback') {
-      this.logger.warn(`job ${jobId}: ${settlement.message}`);
-    }
+  private logStored(jobId: string, settlement: Settlement | null): void {
+    if (settlement?.end.rollbackToStep !== undefined) this.logger.warn(`job ${jobId}: ${settlement.end.record.message}`);
+  }
+
+  private lost(token: AttemptToken): void {
+    this.logger.warn(`job ${token.jobId}: final state of attempt ${token.attempt} not stored: the attempt no longer holds the job (another attempt took it, or an earlier try stored it)`);
   }
 
   private notify(job: JobRow, notification: Notification): Promise<number> {

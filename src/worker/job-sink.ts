@@ -1,37 +1,33 @@
-import type { JobRepository, JobRow } from '../repositories/job.repository';
-import type { ResultsRepository } from '../repositories/results.repository';
+import type { AttemptToken, JobLifecycleRepository } from '../repositories/job-lifecycle.repository';
+import type { JobRow } from '../repositories/job.repository';
 import type { WebhookRepository } from '../repositories/webhook.repository';
 import type { CollapseWarning } from '../training/signals/collapse';
 import type { TrainingSink } from './training-runner';
+import { WarmupReport, parseWarmupReport } from '../training/warmup-report';
 
 /** A write retried within the write deadline (JobRunnerService); it rejects when it gives up. */
 export type RetriedWrite = <T>(what: string, operation: () => Promise<T>) => Promise<T>;
 
 /**
- * Where a running job's reports go: each is stored (retried) before the child gets its ack;
- * a new warning also queues the owner's webhooks, then goes to `onWarnings` (the collapse rule).
+ * Where a running attempt's reports go: each is stored (retried, and fenced by the attempt's
+ * token: JobLifecycleRepository) before the child gets its ack; a new warning also queues the
+ * owner's webhooks, then goes to `onWarnings` (the collapse rule).
  */
 export function jobSink(
-  repositories: { jobs: JobRepository; results: ResultsRepository; webhooks: WebhookRepository },
+  repositories: { lifecycle: JobLifecycleRepository; webhooks: WebhookRepository },
   job: JobRow,
-  totalSteps: number,
-  checkpointsKept: number,
+  token: AttemptToken,
+  settings: { totalSteps: number; checkpointsKept: number },
   retry: RetriedWrite,
   onWarnings: (warnings: CollapseWarning[]) => void,
 ): TrainingSink {
-  const { jobs, results, webhooks } = repositories;
+  const { lifecycle, webhooks } = repositories;
   const jobId = job.id;
   return {
-    started: (info) =>
-      retry('the start', () =>
-        Promise.all([
-          jobs.update(jobId, { backend: info.backend }),
-          jobs.addEvent(jobId, 'log', `training process started on ${info.backend} (${info.parameters} parameters) from step ${info.fromStep}`, info),
-        ]),
-      ).then(() => undefined),
-    step: (step, metrics, trajectories) => retry(`step ${step}`, () => results.saveStep(jobId, step, totalSteps, metrics, trajectories)).then(() => undefined),
+    started: (info) => retry('the start', () => lifecycle.log(token, `training process started on ${info.backend} (${info.parameters} parameters) from step ${info.fromStep}`, info, info.backend)),
+    step: (step, metrics, trajectories) => retry(`step ${step}`, () => lifecycle.saveStep(token, step, settings.totalSteps, metrics, trajectories)),
     warnings: async (step, warnings) => {
-      const added = await retry(`the warnings of step ${step}`, () => results.saveWarnings(jobId, warnings));
+      const added = await retry(`the warnings of step ${step}`, () => lifecycle.saveWarnings(token, warnings));
       if (added > 0) {
         for (const warning of warnings.filter((w) => w.severity !== 'info')) {
           await retry('a warning webhook', () => webhooks.enqueue(job.ownerId, 'collapse.warning', { type: 'collapse.warning', timestamp: new Date().toISOString(), data: { jobId, jobName: job.name, ...warning } }));
@@ -39,7 +35,13 @@ export function jobSink(
       }
       onWarnings(warnings);
     },
-    checkpoint: (step, bytes, health) => retry(`the checkpoint of step ${step}`, () => results.saveCheckpoint(jobId, step, bytes, checkpointsKept, health)).then(() => undefined),
-    log: (message) => retry('a log line', () => jobs.addEvent(jobId, 'log', message)).then(() => undefined),
+    checkpoint: (step, bytes, health) => retry(`the checkpoint of step ${step}`, () => lifecycle.saveCheckpoint(token, step, bytes, settings.checkpointsKept, health)).then(() => undefined),
+    // A warm-up progress line also carries its numbers, for live views (the dashboard's warm-up curve).
+    log: (message) => retry('a log line', () => lifecycle.log(token, message, warmupData(message))),
   };
+}
+
+function warmupData(message: string): { warmup: WarmupReport & Record<string, string | number> } | undefined {
+  const report = parseWarmupReport(message);
+  return report ? { warmup: { ...report } } : undefined;
 }

@@ -1,21 +1,23 @@
-import type { JobRepository, JobRow } from '../repositories/job.repository';
+import type { ControlRequest } from '../contracts/jobs.dto';
+import type { AttemptEnd } from '../repositories/job-lifecycle.repository';
+import { strongest, TRANSITIONS } from '../services/job-lifecycle';
 import type { CollapseWarning } from '../training/signals/collapse';
-import type { JobSpec } from '../training/spec/validate';
 import type { TrainingOutcome } from './training-runner';
 
 /** Why the runner stopped a job's training before it ended on its own. */
 export type StopReason = 'cancel' | 'pause' | 'preempt' | 'shutdown' | 'collapse-pause' | 'collapse-stop' | 'rollback';
 
-type JobChange = Parameters<JobRepository['transition']>[2];
+/** How an attempt ended: its training's outcome, or the runner failing around it (a result not stored, the usage record, …). */
+export type AttemptOutcome = TrainingOutcome | { status: 'runner-failed'; error: string };
 
 /**
- * How an attempt ends, as data: the job's next state with its event, and the webhook to send.
- * The runner stores it (docs/failure-behaviour.md: retried, and in the background when the
- * database will not take it within the write deadline).
+ * How an attempt ends, as data: the job's change with its event (JobLifecycleRepository.settle
+ * stores it under the job's lock) and the webhook to send.
  */
-export type Settlement =
-  | { kind: 'transition'; from: JobRow['status'][]; data: JobChange; message: string; extra?: Record<string, unknown>; notify?: Notification }
-  | { kind: 'rollback'; toStep: number; data: JobChange; message: string; extra: Record<string, unknown> };
+export interface Settlement {
+  end: AttemptEnd;
+  notify?: Notification;
+}
 
 export interface Notification {
   event: 'job.succeeded' | 'job.failed' | 'job.cancelled' | 'job.paused';
@@ -24,22 +26,71 @@ export interface Notification {
 
 /** What an attempt's end depends on besides its outcome. */
 export interface AttemptContext {
-  spec: JobSpec;
   trigger: CollapseWarning | null;
   /** Failed attempts before this one, and the most the job may have. */
   failedAttempts: number;
   maxFailedAttempts: number;
+  /** A collapse rollback planned before the end: the checkpoint to go back to, and the job's new settings. */
+  rollback?: PlannedRollback;
+}
+
+export interface PlannedRollback {
+  toStep: number;
+  data: AttemptEnd['data'];
+  message: string;
+  extra: Record<string, unknown>;
 }
 
 const finished = () => ({ finishedAt: new Date(), controlRequest: null });
+const leftSlot = { controlRequest: null, dispatchedAt: null, dispatchedDevice: null, workerId: null };
 
-export function cancelled(): Settlement {
-  return { kind: 'transition', from: ['running', 'queued'], data: { status: 'cancelled', ...finished() }, message: 'cancelled', notify: { event: 'job.cancelled', detail: {} } };
-}
-
-/** A job that cannot run at all (its stored spec no longer validates): failed, not retried. */
-export function unrunnable(error: string): Settlement {
-  return { kind: 'transition', from: ['running', 'queued'], data: { status: 'failed', error, ...finished() }, message: `failed: ${error}`, notify: { event: 'job.failed', detail: { error } } };
+/**
+ * The job's final state from why training stopped, how it ended and the request pending on the
+ * job when the end is stored. The strongest request wins: a cancel (asked at any time before the
+ * end is stored) ends the job `cancelled`, whatever its training did; a pause pauses a job whose
+ * training stopped; a preempt, or the worker shutting down, requeues it. Pure.
+ */
+export function settle(reason: StopReason | null, outcome: AttemptOutcome, context: AttemptContext, pending: ControlRequest | null): Settlement {
+  const control = strongest(asControl(reason), pending);
+  const cause = context.trigger ? `${context.trigger.detector} at step ${context.trigger.step}` : '';
+  if (control === 'cancel') {
+    return { end: { change: TRANSITIONS.cancel, data: finished(), record: { message: 'cancelled' } }, notify: { event: 'job.cancelled', detail: {} } };
+  }
+  if (outcome.status === 'completed') {
+    return {
+      end: { change: TRANSITIONS.succeed, data: { progress: 1, ...finished() }, record: { message: `succeeded at step ${outcome.step}` } },
+      notify: { event: 'job.succeeded', detail: { step: outcome.step } },
+    };
+  }
+  const stoppedCleanly = outcome.status === 'stopped' || outcome.status === 'write-failed' || outcome.status === 'runner-failed';
+  const pausing = control === 'pause' || reason === 'collapse-pause';
+  if (context.rollback && (reason === 'rollback' || pausing)) {
+    // A pause asked meanwhile: rolled back all the same, and paused there instead of queued.
+    const { toStep, data, message, extra } = context.rollback;
+    const change = pausing ? TRANSITIONS.pause : TRANSITIONS.requeue;
+    return { end: { change, data: { ...data, ...leftSlot }, record: { type: 'audit', message: pausing ? `${message}; paused there` : message, data: { ...extra, status: change.to } }, rollbackToStep: toStep } };
+  }
+  if (pausing && stoppedCleanly) {
+    // A pause stands even when the last results could not be stored: it resumes from the last checkpoint.
+    const step = 'step' in outcome ? outcome.step : null;
+    const at = 'error' in outcome ? `(${outcome.error})` : step !== null && step < 0 ? 'during the warm-up' : `at step ${step}`;
+    const why = reason === 'collapse-pause' ? ` by collapse rule (${cause})` : '';
+    return {
+      end: { change: TRANSITIONS.pause, data: leftSlot, record: { message: `paused ${at}${why}`, data: { status: 'paused', warning: context.trigger as object | null } } },
+      notify: { event: 'job.paused', detail: { step, warning: context.trigger } },
+    };
+  }
+  if (reason === 'collapse-stop' || reason === 'rollback') {
+    const error = reason === 'rollback' ? `collapse (${cause}) and no rollback possible: no healthy checkpoint or rollbacks exhausted` : `stopped by collapse rule: ${cause}`;
+    return failed(error, error, { warning: context.trigger });
+  }
+  if (outcome.status === 'write-failed' || outcome.status === 'runner-failed') return afterFailure(outcome.error, context);
+  if (outcome.status === 'stopped') {
+    // Preempted or the worker is shutting down: back to the queue, resumes from the checkpoint.
+    const at = outcome.step < 0 ? 'during the warm-up' : `at step ${outcome.step}`;
+    return { end: { change: TRANSITIONS.requeue, data: leftSlot, record: { message: `requeued ${at} (${reason ?? control})` } } };
+  }
+  return failed(outcome.status === 'failed' ? outcome.error : 'training process was killed');
 }
 
 /**
@@ -47,47 +98,21 @@ export function unrunnable(error: string): Settlement {
  * that could not be stored, the runner failing): back to the queue, resuming from the last
  * checkpoint, until the job has had `maxFailedAttempts` of them; then failed with the reason.
  */
-export function afterFailure(reason: string, context: Pick<AttemptContext, 'failedAttempts' | 'maxFailedAttempts'>): Settlement {
+function afterFailure(reason: string, context: Pick<AttemptContext, 'failedAttempts' | 'maxFailedAttempts'>): Settlement {
   const failedAttempts = context.failedAttempts + 1;
   const count = `failed attempt ${failedAttempts} of ${context.maxFailedAttempts}`;
-  if (failedAttempts >= context.maxFailedAttempts) {
-    const error = `${reason} (${count})`;
-    return { kind: 'transition', from: ['running'], data: { status: 'failed', error, failedAttempts, ...finished() }, message: `failed: ${error}`, notify: { event: 'job.failed', detail: { error } } };
-  }
+  if (failedAttempts >= context.maxFailedAttempts) return failed(`${reason} (${count})`, undefined, {}, { failedAttempts });
+  return { end: { change: TRANSITIONS.requeue, data: { failedAttempts, ...leftSlot }, record: { message: `requeued after ${count}: ${reason}`, data: { status: 'queued', failedAttempts, reason } } } };
+}
+
+function failed(error: string, message = `failed: ${error}`, extra: Record<string, unknown> = {}, data: AttemptEnd['data'] = {}): Settlement {
   return {
-    kind: 'transition',
-    from: ['running'],
-    data: { status: 'queued', failedAttempts, controlRequest: null, dispatchedAt: null, workerId: null },
-    message: `requeued after ${count}: ${reason}`,
-    extra: { failedAttempts, reason },
+    end: { change: TRANSITIONS.fail, data: { error, ...data, ...finished() }, record: { message, data: { status: 'failed', ...extra } as object } },
+    notify: { event: 'job.failed', detail: { error } },
   };
 }
 
-/** The final state from why training stopped and how it ended (a possible rollback is planned before). */
-export function settle(reason: StopReason | null, outcome: TrainingOutcome, context: AttemptContext): Settlement {
-  const cause = context.trigger ? `${context.trigger.detector} at step ${context.trigger.step}` : '';
-  const transition = (data: JobChange, message: string, extra?: Record<string, unknown>, notify?: Notification): Settlement => ({ kind: 'transition', from: ['running', 'queued'], data, message, extra, notify });
-  if (reason === 'cancel') return cancelled();
-  if (outcome.status === 'completed') {
-    return transition({ status: 'succeeded', progress: 1, ...finished() }, `succeeded at step ${outcome.step}`, undefined, { event: 'job.succeeded', detail: { step: outcome.step } });
-  }
-  const paused = reason === 'pause' || reason === 'collapse-pause';
-  if (paused && (outcome.status === 'stopped' || outcome.status === 'write-failed')) {
-    // A pause stands even when the last results could not be stored: it resumes from the last checkpoint.
-    const step = 'step' in outcome ? outcome.step : null;
-    const at = 'error' in outcome ? `(${outcome.error})` : `at step ${step}`;
-    const why = reason === 'collapse-pause' ? ` by collapse rule (${cause})` : '';
-    return transition({ status: 'paused', controlRequest: null, dispatchedAt: null }, `paused ${at}${why}`, { warning: context.trigger }, { event: 'job.paused', detail: { step, warning: context.trigger } });
-  }
-  if (reason === 'collapse-stop' || reason === 'rollback') {
-    const error = reason === 'rollback' ? `collapse (${cause}) and no rollback possible: no healthy checkpoint or rollbacks exhausted` : `stopped by collapse rule: ${cause}`;
-    return transition({ status: 'failed', error, ...finished() }, error, { warning: context.trigger }, { event: 'job.failed', detail: { error } });
-  }
-  if (outcome.status === 'write-failed') return afterFailure(outcome.error, context);
-  if (outcome.status === 'stopped') {
-    // Preempted or the worker is shutting down: back to the queue, resumes from the checkpoint.
-    return transition({ status: 'queued', controlRequest: null, dispatchedAt: null, workerId: null }, `requeued at step ${outcome.step} (${reason})`);
-  }
-  const error = outcome.status === 'failed' ? outcome.error : 'training process was killed';
-  return transition({ status: 'failed', error, ...finished() }, `failed: ${error}`, undefined, { event: 'job.failed', detail: { error } });
+/** The request a stop reason carries out (collapse rules stop the job for their own reasons). */
+function asControl(reason: StopReason | null): ControlRequest | null {
+  return reason === 'cancel' || reason === 'pause' || reason === 'preempt' ? reason : null;
 }

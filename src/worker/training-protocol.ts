@@ -2,6 +2,7 @@ import type { BackendChoice } from '../training/backend';
 import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
+import type { EnvServerAddress } from '../training/envs/remote/address';
 import type { JobSpec } from '../training/spec/validate';
 
 /**
@@ -13,10 +14,17 @@ import type { JobSpec } from '../training/spec/validate';
  * child never runs ahead of what has been persisted.
  */
 export type ParentMessage =
-  | { type: 'start'; spec: JobSpec; backend: BackendChoice; checkpoint: Uint8Array | null; warmupCache: WarmupCacheSettings | null }
+  | { type: 'start'; spec: JobSpec; backend: BackendChoice; checkpoint: Uint8Array | null; warmupCache: WarmupCacheSettings | null; served: ServedAddress | null }
   | { type: 'ack'; seq: number }
   /** Finish the current step, checkpoint, and exit (pause, preempt, shutdown). */
   | { type: 'stop' };
+
+/** A registered environment the child connects to itself: its id, address and the manifest digest it was registered with. */
+export interface ServedAddress {
+  id: string;
+  address: EnvServerAddress;
+  digest: string;
+}
 
 /** The worker's warm-up cache (STARLAB_WARMUP_CACHE_DIR): a local folder and how many warm-ups it keeps. */
 export interface WarmupCacheSettings {

@@ -2,7 +2,10 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseJobSpec } from '../training/spec/validate';
+import { ProcessRepository } from '../repositories/process.repository';
 import { TrainingProcess, TrainingSink } from './training-runner';
+
+const processes = new ProcessRepository();
 
 const spec = parseJobSpec({
   environment: { id: 'bandit' },
@@ -47,7 +50,7 @@ const sink = () => new RecordingSink();
 describe('TrainingProcess', () => {
   it('trains in a child process and reports every step, trajectories and checkpoints in order', async () => {
     const recorder = sink();
-    const outcome = await new TrainingProcess(spec, 'wasm', null, recorder).outcome;
+    const outcome = await new TrainingProcess(processes, spec, 'wasm', null, recorder).outcome;
     expect(outcome).toEqual({ status: 'completed', step: 4 });
     expect(recorder.startedInfo).toMatchObject({ backend: 'wasm', fromStep: 0 });
     expect(recorder.steps).toEqual([0, 1, 2, 3, 4]);
@@ -59,10 +62,10 @@ describe('TrainingProcess', () => {
     const dir = mkdtempSync(join(tmpdir(), 'warmups-'));
     try {
       const first = sink();
-      expect(await new TrainingProcess(spec, 'wasm', null, first, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
+      expect(await new TrainingProcess(processes, spec, 'wasm', null, first, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
       const sweep = parseJobSpec({ ...spec, name: 'lr sweep', training: { ...spec.training, learningRate: 0.003 } });
       const second = sink();
-      expect(await new TrainingProcess(sweep, 'wasm', null, second, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
+      expect(await new TrainingProcess(processes, sweep, 'wasm', null, second, { warmupCache: { dir, entries: 4 } }).outcome).toEqual({ status: 'completed', step: 4 });
       expect(first.metrics.get(0)!['warmup/reused']).toBe(0);
       expect(second.metrics.get(0)!['warmup/reused']).toBe(1);
       expect(second.metrics.get(0)!['warmup/loss']).toBe(first.metrics.get(0)!['warmup/loss']);
@@ -74,7 +77,7 @@ describe('TrainingProcess', () => {
 
   it('stops gracefully after the current step with a checkpoint', async () => {
     const recorder = sink();
-    const process = new TrainingProcess(spec, 'wasm', null, recorder);
+    const process = new TrainingProcess(processes, spec, 'wasm', null, recorder);
     recorder.onStep = (step) => step === 1 && process.stop();
     expect(await process.outcome).toEqual({ status: 'stopped', step: 1 });
     expect(recorder.checkpoints).toEqual([0, 1]);
@@ -82,7 +85,7 @@ describe('TrainingProcess', () => {
 
   it('can be killed at once', async () => {
     const recorder = sink();
-    const process = new TrainingProcess(spec, 'wasm', null, recorder);
+    const process = new TrainingProcess(processes, spec, 'wasm', null, recorder);
     recorder.onStep = (step) => step === 0 && process.kill();
     expect(await process.outcome).toEqual({ status: 'killed' });
     expect(recorder.steps).toEqual([0]);
@@ -93,7 +96,7 @@ describe('TrainingProcess when things fail', () => {
   it('ends, with the child stopped, when the sink cannot store a step', async () => {
     const recorder = sink();
     recorder.failStep = 2;
-    const process = new TrainingProcess(spec, 'wasm', null, recorder);
+    const process = new TrainingProcess(processes, spec, 'wasm', null, recorder);
     let timer: NodeJS.Timeout | undefined;
     const outcome = await Promise.race([process.outcome, new Promise((resolve) => (timer = setTimeout(() => resolve('still running after 20 s'), 20_000)))]);
     clearTimeout(timer);
@@ -102,7 +105,7 @@ describe('TrainingProcess when things fail', () => {
   }, 30_000);
 
   it('reports a child that could not be started instead of throwing its error event', async () => {
-    const outcome = await new TrainingProcess(spec, 'wasm', null, sink(), { execPath: '/nonexistent/node' }).outcome;
+    const outcome = await new TrainingProcess(processes, spec, 'wasm', null, sink(), { execPath: '/nonexistent/node' }).outcome;
     expect(outcome).toEqual({ status: 'failed', error: expect.stringMatching(/^training process could not start: spawn \/nonexistent\/node ENOENT/) });
   }, 30_000);
 });

@@ -1,11 +1,12 @@
-import { ChildProcess, fork } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { extname, join } from 'node:path';
+import type { ProcessRepository } from '../repositories/process.repository';
 import type { BackendChoice } from '../training/backend';
 import type { TrajectoryRecord } from '../training/records';
 import type { CheckpointHealth, CollapseWarning } from '../training/signals/collapse';
 import type { Metrics } from '../training/signals/step-metrics';
 import type { JobSpec } from '../training/spec/validate';
-import type { ChildMessage, ParentMessage, WarmupCacheSettings } from './training-protocol';
+import type { ChildMessage, ParentMessage, ServedAddress, WarmupCacheSettings } from './training-protocol';
 
 /** Where a running job's results go; each method resolves once the result is durable. */
 export interface TrainingSink {
@@ -28,6 +29,8 @@ export interface TrainingProcessOptions {
   execPath?: string;
   /** Where the child looks for and keeps finished warm-ups (none: it trains its own). */
   warmupCache?: WarmupCacheSettings | null;
+  /** The registered environment the job trains on (none: a built-in). */
+  served?: ServedAddress | null;
 }
 
 /**
@@ -46,11 +49,8 @@ export class TrainingProcess {
   private writeFailure: string | null = null;
   private startFailure: string | null = null;
 
-  constructor(spec: JobSpec, backend: BackendChoice, checkpoint: Uint8Array | null, private readonly sink: TrainingSink, options: TrainingProcessOptions = {}) {
-    const entry = join(__dirname, `training-process${extname(__filename)}`);
-    // Running from TypeScript sources (tests, `npm run worker:dev`): register the same transpiler.
-    const execArgv = extname(__filename) === '.ts' ? ['-r', '@swc-node/register'] : [];
-    this.child = fork(entry, [], { serialization: 'advanced', execArgv, execPath: options.execPath, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  constructor(processes: ProcessRepository, spec: JobSpec, backend: BackendChoice, checkpoint: Uint8Array | null, private readonly sink: TrainingSink, options: TrainingProcessOptions = {}) {
+    this.child = processes.start(join(__dirname, `training-process${extname(__filename)}`), { execPath: options.execPath });
     let ended: (code: number | null, signal: NodeJS.Signals | null) => void = () => undefined;
     this.outcome = new Promise((resolve) => {
       ended = (code, signal) => void this.chain.then(() => resolve(this.settled(code, signal)));
@@ -68,7 +68,12 @@ export class TrainingProcess {
       this.chain = this.chain.then(() => this.handle(message));
     });
     this.child.on('exit', (code, signal) => ended(code, signal));
-    this.post({ type: 'start', spec, backend, checkpoint, warmupCache: options.warmupCache ?? null });
+    this.post({ type: 'start', spec, backend, checkpoint, warmupCache: options.warmupCache ?? null, served: options.served ?? null });
+  }
+
+  /** The child's process id (undefined when it could not be started). */
+  get pid(): number | undefined {
+    return this.child.pid;
   }
 
   /** Finish the current step, checkpoint and exit. */

@@ -5,11 +5,14 @@ import { QueueRepository, TrainingConsumer } from '../repositories/queue.reposit
 import { WorkerRepository } from '../repositories/worker.repository';
 import { EvaluationRunnerService } from './evaluation-runner.service';
 import { JobRunnerService } from './job-runner.service';
-import { BackendName, initBackend } from '../training/backend';
+import { BackendName, initBackend, shareCoresAmong } from '../training/backend';
 
 /**
- * Starts consuming only after the backend has been resolved and the worker announced itself;
- * on shutdown, checkpoints and requeues running jobs before the queue connection closes.
+ * Starts consuming only after the backend has been resolved and what an earlier process of the
+ * same name left behind was given back; announces the worker (heartbeats) only while its queue
+ * consumer runs. On shutdown, checkpoints and requeues running jobs before the queue connection
+ * closes. A consumer that stops on its own is fatal (`fatal` resolves): the process exits and its
+ * supervisor starts it again, rather than heart-beating while taking nothing.
  */
 @Injectable()
 export class WorkerLifecycle {
@@ -17,6 +20,10 @@ export class WorkerLifecycle {
   private consumer: TrainingConsumer | null = null;
   private heartbeat: NodeJS.Timeout | null = null;
   private backend: BackendName | null = null;
+  private stopping = false;
+  private die: (reason: string) => void = () => undefined;
+  /** Resolves, with the reason, when the worker can no longer take jobs and must exit. */
+  readonly fatal = new Promise<string>((resolve) => (this.die = resolve));
 
   constructor(
     private readonly queue: QueueRepository,
@@ -27,21 +34,36 @@ export class WorkerLifecycle {
   ) {}
 
   async start(): Promise<void> {
+    shareCoresAmong(this.config.worker.slots);
     // Resolve the backend here too, so the worker reports what its jobs will run on.
     this.backend = await initBackend(this.config.worker.backend, (m) => this.logger.log(m));
+    const consumer = await this.consume();
+    this.consumer = consumer;
+    consumer.run().then(
+      () => this.lost('the queue consumer stopped'),
+      (error: Error) => this.lost(`the queue consumer failed: ${error.message}`),
+    );
     await this.announce();
     this.heartbeat = setInterval(() => void this.announce(), this.config.worker.heartbeatMs);
-    this.consumer = await this.consume();
-    void this.consumer.run();
     this.evaluations.start();
     this.logger.log(`worker ${this.config.worker.name} consuming ${this.config.worker.device} jobs with ${this.config.worker.slots} slot(s) on ${this.backend}`);
   }
 
-  /** Waits for Postgres and Redis (the namespace needs both); a namespace of another deployment stops the worker. First, jobs an earlier process of this name left running go back to the queue. */
+  /**
+   * Waits for Postgres and Redis (the namespace needs both); a namespace of another deployment
+   * stops the worker. First, before this process's first heartbeat (so their usage ends when the
+   * earlier process was last heard from), jobs and evaluations an earlier process of this name
+   * left running are given back.
+   */
   private async consume(): Promise<TrainingConsumer> {
+    let reclaimed = false;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.runner.requeueLeftovers();
+        if (!reclaimed) {
+          await this.runner.requeueLeftovers();
+          await this.evaluations.reclaim();
+          reclaimed = true;
+        }
         return await this.queue.consumeTraining((job) => this.runner.run(job.data.jobId), this.config.worker.slots, this.config.worker.device);
       } catch (error) {
         if (error instanceof ConfigError) throw error;
@@ -52,6 +74,7 @@ export class WorkerLifecycle {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     this.logger.log(`worker ${this.config.worker.name} stopping: checkpointing and requeueing ${this.runner.running} job(s)`);
     this.runner.stopAll();
     this.evaluations.stop();
@@ -60,7 +83,17 @@ export class WorkerLifecycle {
     await this.workers.remove(this.config.worker.name).catch(() => undefined);
   }
 
+  private lost(reason: string): void {
+    if (this.stopping) return;
+    if (this.heartbeat) clearInterval(this.heartbeat);
+    this.heartbeat = null;
+    this.logger.error(`worker ${this.config.worker.name}: ${reason}; exiting so that its supervisor starts it again`);
+    this.die(reason);
+  }
+
   private async announce(): Promise<void> {
+    // A consumer that is no longer running takes nothing: announcing its slots would attract jobs.
+    if (this.consumer && !this.consumer.isRunning() && !this.stopping) return this.lost('the queue consumer is not running');
     try {
       await this.workers.heartbeat({
         id: this.config.worker.name,

@@ -4,8 +4,9 @@ import { CellSummary, summarise, windowMean } from '../../bench/algorithms-summa
 import { replayWarnings } from '../../bench/runs';
 
 /** A stored run with just what the summary reads. */
+let seed = 0;
 const run = (afterRl: number, entropy: number[], extra: Partial<AlgorithmResult['series']> = {}): AlgorithmResult =>
-  ({ afterRl, afterWarmup: 0.1, seconds: 120, series: { entropy, ...extra } }) as unknown as AlgorithmResult;
+  ({ key: { seed: ++seed }, afterRl, afterWarmup: 0.1, seconds: 120, series: { entropy, ...extra } }) as unknown as AlgorithmResult;
 
 describe('bench/algorithms summary', () => {
   it('takes a tenth of the series (at least one step) at its start, middle and end', () => {

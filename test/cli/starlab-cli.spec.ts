@@ -18,7 +18,8 @@ interface Run {
 
 /** `starlab` against the running service (real API and worker), configured by environment. */
 describe('starlab CLI (real HTTP, worker)', () => {
-  const stack = new TestStack();
+  // Webhooks may point at loopback here (nothing listens on port 9), which an admin must allow.
+  const stack = new TestStack({ apiEnv: { STARLAB_WEBHOOK_ALLOWED_NETWORKS: '127.0.0.1' } });
   const dir = mkdtempSync(join(tmpdir(), 'starlab-client-'));
   // Asynchronous: the API runs in this process and must keep answering while the CLI waits.
   const starlab = (args: string[], env: Record<string, string> = {}, shell?: string): Promise<Run> =>
@@ -167,4 +168,78 @@ describe('starlab CLI (real HTTP, worker)', () => {
     expect(refused.stderr).toMatch(/^Unauthenticated \(401\)/);
     expect((await starlab(['keys', 'create'])).stderr).toContain('needs --name');
   }, 60_000);
+
+  it('shows the warm-up as its own phase in watch, show and list, then the RL steps', async () => {
+    const spec = { ...tinyJob({ steps: 2, checkpointEvery: 1, name: 'cli-warmup' }), training: { ...tinyJob().training, steps: 2, checkpointEvery: 1, warmup: { steps: 60, batchSize: 4 } } };
+    writeFileSync(join(dir, 'warm.json'), JSON.stringify(spec));
+    // Into a pipe, the warm-up prints every fifth report (50 steps) and its last, then the RL steps.
+    const watched = await starlab(['submit', 'warm.json', '--watch']);
+    expect(watched.code).toBe(0);
+    expect(watched.stdout).toMatch(/warm-up format \[#+\.*\] 50\/60 {2}loss \d/);
+    expect(watched.stdout).toMatch(/warm-up format \[#+\] 60\/60 {2}loss \d/);
+    expect(watched.stdout.indexOf('60/60')).toBeLessThan(watched.stdout.indexOf('2/2'));
+    const id = /as job ([0-9a-f-]{36})/.exec(watched.stdout)![1];
+    const shown = await starlab(['show', id]);
+    expect(shown.stdout).toMatch(/ {2}warm-up {5}format, 60 steps, done in \d+s, loss [\d.]+ → [\d.]+\n/);
+    expect(shown.stdout).toContain('  progress    step 2/2 (100.0%)');
+    const warmup = (await stack.request('GET', `/v1/jobs/${id}/warmup`)).body;
+    expect(warmup).toMatchObject({ kind: 'format', steps: 60, state: 'done', completed: 60 });
+    expect(warmup.loss.map((p: { step: number }) => p.step)).toEqual([10, 20, 30, 40, 50, 60]);
+    expect((await starlab(['list'])).stdout).toMatch(/cli-warmup\s+succeeded\s+admin\s+bandit\/starpo-s-grpo\s+step 2\/2\s+-/);
+  }, 120_000);
+
+  it('forks, rolls back and evaluates on a worker; archives; says how long a prefix must be', async () => {
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 4, checkpointEvery: 2, name: 'cli-actions' }) });
+    await stack.waitForJob(job.id, (j) => j.status === 'succeeded', 90_000);
+    expect(await starlab(['show', job.id.slice(0, 3)])).toMatchObject({ code: 2, stderr: `starlab: ${job.id.slice(0, 3)}: a job id prefix needs at least 4 characters\n` });
+
+    const forked = await starlab(['fork', job.id.slice(0, 8), '--step', '2', '--set', 'training.steps=6', '--set', 'training.learningRate=0.0005', '--name', 'cli-fork']);
+    expect(forked.stdout).toMatch(new RegExp(`^forked job ${job.id} at step 2 as cli-fork ([0-9a-f-]{36}) \\(queued; it trains steps 3–6\\)\\n$`));
+    const forkId = /as cli-fork (\S+)/.exec(forked.stdout)![1];
+    const child = (await stack.request('GET', `/v1/jobs/${forkId}`)).body;
+    expect([child.forkedFrom, child.spec.training.learningRate, child.totalSteps]).toEqual([{ jobId: job.id, step: 2 }, 0.0005, 6]);
+    expect((await starlab(['fork', job.id, '--set', 'model.config.layers=3'])).stderr).toMatch(/^Invalid request \(400\)/);
+    await stack.waitForJob(forkId, (j) => j.status === 'succeeded', 90_000);
+
+    // A worker plays the checkpoint at step 2 on the bandit's unseen arm names.
+    const evaluated = await starlab(['evaluate', job.id, '--step', '2', '--env-config', '{"variant":"alt"}', '--episodes', '8', '--k', '2']);
+    expect(evaluated.code).toBe(0);
+    expect(evaluated.stdout).toMatch(/^checkpoint step 2 on bandit \{"variant":"alt"[^}]*\}: 8 seeds × 2, temperature 0.5 \([^)]+\)\nsuccess [\d.]+% {2}pass@2 [\d.]+% {2}well-formed turns [\d.]+%/);
+    const queued = await starlab(['evaluate', job.id, '--no-wait', '--episodes', '4', '--k', '1']);
+    expect(queued.stdout).toMatch(/^evaluation \S+ of job \S+ at step 4: queued/);
+
+    // Back to step 2 with a lower learning rate: it trains steps 3–4 again.
+    expect((await starlab(['rollback', job.id, '--step', '2', '--learning-rate', '0.0005'])).stdout).toBe(`job ${job.id} rolled back to step 2: queued, to train steps 3–4\n`);
+    await stack.waitForJob(job.id, (j) => j.status === 'succeeded' && j.attempt === 2, 90_000);
+
+    expect((await starlab(['archive', job.id])).stdout).toBe(`job ${job.id} archived (starlab list --archived shows it)\n`);
+    expect((await starlab(['list'])).stdout).not.toContain(job.id.slice(0, 8));
+    expect((await starlab(['list', '--archived'])).stdout).toContain(job.id.slice(0, 8));
+  }, 240_000);
+
+  it('submits an experiment, shows its table, cancels it; manages webhooks', async () => {
+    writeFileSync(join(dir, 'exp.yaml'), `name: cli-exp\nbase: ${JSON.stringify(tinyJob({ steps: 5000, checkpointEvery: 0 }))}\ngrid:\n  training.seed: [1, 2]\n`);
+    const submitted = await starlab(['experiment', 'submit', 'exp.yaml']);
+    expect(submitted.stdout).toMatch(/^submitted experiment cli-exp as ([0-9a-f-]{36}): 1 cells, 2 jobs \(queued\)\n$/);
+    const id = /as (\S+):/.exec(submitted.stdout)![1];
+    const shown = await starlab(['experiment', 'show', id.slice(0, 6)]);
+    expect(shown.stdout).toMatch(/CELL\s+AFTER WARM-UP → AFTER RL\s+SEEDS DONE\s+RANDOM\s+OPTIMUM\/EXPERT\n/);
+    expect(shown.stdout).toMatch(/\nbase\s+…\s+0\/2\s/);
+    expect(shown.stdout).toMatch(/cli-exp-c1-s1\s+1\s/);
+    expect((await starlab(['experiment', 'list'])).stdout).toMatch(/cli-exp\s+\S+\s+admin\s+1\s+2\s/);
+    const cancelled = await starlab(['experiment', 'cancel', id]);
+    expect(cancelled.stdout).toMatch(new RegExp(`^experiment ${id}: cancel 2 of 2 jobs( \\(\\d running: requested, carried out within seconds\\))?; now `));
+    expect((await starlab(['experiment', 'show', 'zz'])).stderr).toBe('starlab: zz is not an experiment id\n');
+
+    const refused = await starlab(['webhooks', 'create', '--endpoint', 'ftp://example.org/hook']);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringMatching(/^Invalid request \(400\)\n(.|\n)*body\.url/)]);
+    const hook = await starlab(['webhooks', 'create', '--endpoint', 'http://127.0.0.1:9/hook', '--events', 'job.succeeded,collapse.warning']);
+    expect([hook.code, hook.stdout]).toEqual([0, expect.stringMatching(/^whsec_\S+\n$/)]);
+    const webhookId = JSON.parse((await starlab(['webhooks', 'list', '--json'])).stdout)[0].id;
+    expect((await starlab(['webhooks', 'list'])).stdout).toMatch(/http:\/\/127\.0\.0\.1:9\/hook\s+job\.succeeded,collapse\.warning\s+yes/);
+    expect((await starlab(['webhooks', 'test', webhookId])).stdout).toMatch(/^test delivery \S+: \w+/);
+    expect((await starlab(['webhooks', 'deliveries', webhookId])).stdout).toMatch(/webhook\.test/);
+    expect((await starlab(['webhooks', 'delete', webhookId])).stdout).toBe(`deleted webhook ${webhookId}\n`);
+    expect((await starlab(['webhooks', 'frob'])).code).toBe(2);
+  }, 120_000);
 });

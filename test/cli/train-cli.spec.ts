@@ -2,10 +2,11 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TYPESCRIPT_LOADER as REGISTER } from '../../src/repositories/typescript-child';
 
 const ROOT = join(__dirname, '..', '..');
 const run = (args: string[]) =>
-  spawnSync(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', 'cli', 'train.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
+  spawnSync(process.execPath, ['-r', REGISTER, join(ROOT, 'src', 'cli', 'train.ts'), ...args], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 });
 
 /** `npm run train`: the trainer on its own, with a progress bar and JSONL output. */
 describe('npm run train', () => {

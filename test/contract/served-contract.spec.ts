@@ -2,6 +2,7 @@ import { createServer, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import IORedis from 'ioredis';
 import { ContractValidator, ServedResponse } from '../support/contract';
+import { startEnvServer } from '../support/env-servers/start';
 import { PrivateRedis } from '../support/servers';
 import { HttpResult, TestStack, tinyJob } from '../support/stack';
 
@@ -68,6 +69,19 @@ describe('the served API matches openapi.yaml', () => {
     const mia = await expectStatus(201, 'POST', '/v1/users', { body: { name: 'mia', team: 'vision' } });
     member = mia.body.apiKey.key;
     await expectStatus(409, 'POST', '/v1/users', { body: { name: 'mia' } });
+
+    const envServer = await startEnvServer('python', { args: ['--max', '4', '--guesses', '2'] });
+    try {
+      await expectStatus(201, 'POST', '/v1/environments', { body: { id: 'guess', url: envServer.url } });
+      await expectStatus(409, 'POST', '/v1/environments', { body: { id: 'guess', url: envServer.url } });
+      await expectStatus(403, 'POST', '/v1/environments', { key: member, body: { id: 'mine', url: envServer.url } });
+      await expectStatus(400, 'POST', '/v1/environments', { body: { id: 'frozenlake', url: envServer.url } });
+      await expectStatus(200, 'GET', '/v1/environments/guess');
+      await expectStatus(403, 'DELETE', '/v1/environments/guess', { key: member });
+      await expectStatus(204, 'DELETE', '/v1/environments/guess');
+    } finally {
+      await envServer.stop();
+    }
     await expectStatus(403, 'POST', '/v1/users', { key: member, body: { name: 'eve' } });
     await expectStatus(200, 'GET', '/v1/users');
     await expectStatus(403, 'GET', '/v1/users', { key: member });
@@ -177,8 +191,16 @@ describe('the served API matches openapi.yaml', () => {
     // Preempting needs a running job.
     const long = await expectStatus(201, 'POST', '/v1/jobs', { body: tinyJob({ steps: 5000, checkpointEvery: 0, name: 'long' }) });
     await stack.waitForJob(long.body.id, (j) => j.status === 'running' && j.currentStep >= 1, 60_000);
-    await expectStatus(200, 'POST', `/v1/jobs/${long.body.id}/preempt`);
-    await expectStatus(200, 'POST', `/v1/jobs/${long.body.id}/cancel`);
+    // The worker frozen for a moment (well within its lock): requests wait for it as `controlRequest`.
+    worker.kill('SIGSTOP');
+    try {
+      await expectStatus(202, 'POST', `/v1/jobs/${long.body.id}/preempt`);
+      await expectStatus(202, 'POST', `/v1/jobs/${long.body.id}/pause`);
+      await expectStatus(409, 'POST', `/v1/jobs/${long.body.id}/preempt`);
+      await expectStatus(202, 'POST', `/v1/jobs/${long.body.id}/cancel`);
+    } finally {
+      worker.kill('SIGCONT');
+    }
 
     // The stream: its headers and first bytes (it stays open).
     const abort = new AbortController();
@@ -196,6 +218,33 @@ describe('the served API matches openapi.yaml', () => {
     await stack.waitForJob(fork.body.id, (j) => ['succeeded', 'failed'].includes(j.status), 90_000);
     await stack.waitForJob(long.body.id, (j) => j.status === 'cancelled', 60_000);
   }, 300_000);
+
+  it('experiments and archiving answer as documented', async () => {
+    const body = { name: 'contract-exp', base: tinyJob({ steps: 2, checkpointEvery: 0 }), grid: { 'training.seed': [1, 2] } };
+    const first = await expectStatus(201, 'POST', '/v1/experiments', { body, headers: { 'Idempotency-Key': 'exp-1' } });
+    await expectStatus(200, 'POST', '/v1/experiments', { body, headers: { 'Idempotency-Key': 'exp-1' } });
+    await expectStatus(422, 'POST', '/v1/experiments', { body: { ...body, name: 'other' }, headers: { 'Idempotency-Key': 'exp-1' } });
+    await expectStatus(400, 'POST', '/v1/experiments', { body: { ...body, grid: { 'training.learningRate': [7] } } });
+    await expectStatus(429, 'POST', '/v1/experiments', { body: { ...body, grid: { 'training.seed': Array.from({ length: 21 }, (_, i) => i) } }, key: member });
+    const id = first.body.id;
+    await expectStatus(409, 'DELETE', `/v1/experiments/${id}`);
+    await expectStatus(409, 'DELETE', `/v1/jobs/${first.body.cells[0].runs[0].jobId}`);
+    await expectStatus(200, 'GET', '/v1/experiments?limit=5');
+    await expectStatus(400, 'GET', '/v1/experiments?limit=0');
+    await expectStatus(200, 'GET', `/v1/experiments/${id}/curves?metric=reward/mean`);
+    await expectStatus(400, 'GET', `/v1/experiments/${id}/curves?metric=${encodeURIComponent('no spaces')}`);
+    await expectStatus(200, 'GET', `/v1/jobs/${first.body.cells[0].runs[0].jobId}/warmup`);
+    for (const job of first.body.cells[0].runs) await stack.waitForJob(job.jobId, (j) => j.status === 'succeeded', 90_000);
+    const deadline = Date.now() + 60_000;
+    while ((await call('GET', `/v1/experiments/${id}`)).body.references !== 'ready' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    for (const action of ['pause', 'resume', 'cancel']) await expectStatus(200, 'POST', `/v1/experiments/${id}/${action}`);
+    await expectStatus(400, 'DELETE', `/v1/experiments/${id}?purge=maybe`);
+    await expectStatus(200, 'DELETE', `/v1/experiments/${id}`);
+    const other = await expectStatus(201, 'POST', '/v1/jobs', { body: { ...tinyJob({ name: 'to-archive' }), device: 'gpu' } });
+    await expectStatus(200, 'POST', `/v1/jobs/${other.body.id}/cancel`);
+    await expectStatus(400, 'DELETE', `/v1/jobs/${other.body.id}?purge=maybe`);
+    await expectStatus(200, 'DELETE', `/v1/jobs/${other.body.id}?purge=true`);
+  }, 180_000);
 
   it('errors every operation shares: 401, 404 on unknown ids, 400/413/415 on bodies, 400 on unknown query parameters, 304, 429', async () => {
     // Nothing changes any more once the worker is gone (the queue view shows its heartbeats, usage
@@ -230,14 +279,16 @@ describe('the served API matches openapi.yaml', () => {
       }
     }
     // Path-templated GETs: a real resource's ETag.
-    const { body: jobs } = await call('GET', '/v1/jobs');
+    const { body: jobs } = await call('GET', '/v1/jobs?limit=100');
     const jobId = jobs.data.find((j: { name: string }) => j.name === 'contract').id;
     const [evaluation] = (await call('GET', `/v1/jobs/${jobId}/evaluations`)).body.data;
     for (const template of contract.operations().filter((o) => o.method === 'get' && o.operation.responses['304'] && o.template.includes('{')).map((o) => o.template)) {
       const path = template
         .replace('{evaluationId}', evaluation.id)
         .replace('/v1/users/{id}', '/v1/users/mia')
+        .replace('/v1/environments/{id}', '/v1/environments/frozenlake')
         .replace('/v1/webhooks/{id}', `/v1/webhooks/${await webhookId()}`)
+        .replace('/v1/experiments/{id}', `/v1/experiments/${(await call('GET', '/v1/experiments?archived=true')).body.data[0].id}`)
         .replace('{id}', jobId);
       await probe304(path);
     }

@@ -46,7 +46,7 @@ const ACCESS: Record<RuleName, Record<Caller, Expected>> = {
 };
 
 /** What `{id}` stands for in a path. */
-type Target = 'job' | 'controlJob' | 'checkpoint' | 'evaluation' | 'webhook' | 'apiKey' | 'user' | 'team';
+type Target = 'environment' | 'job' | 'controlJob' | 'checkpoint' | 'evaluation' | 'webhook' | 'apiKey' | 'user' | 'team' | 'experiment' | 'controlExperiment';
 
 interface Rule {
   op: string;
@@ -65,6 +65,11 @@ const RULES: Rule[] = [
   { op: 'GET /docs', rule: 'public', ok: 200 },
 
   { op: 'GET /v1/environments', rule: 'anyKey', ok: 200 },
+  { op: 'GET /v1/environments/{id}', rule: 'anyKey', ok: 200, target: 'environment' },
+  // The role is checked before the server is contacted: the admin gets past access to the id's clash (400).
+  { op: 'POST /v1/environments', rule: 'adminOnly', ok: 400, body: { id: 'frozenlake', url: 'http://127.0.0.1:9' } },
+  // A built-in cannot be removed: the admin gets past access to "no such registration" (404).
+  { op: 'DELETE /v1/environments/{id}', rule: 'adminOnly', ok: 404, target: 'environment' },
   { op: 'GET /v1/algorithms', rule: 'anyKey', ok: 200 },
   { op: 'POST /v1/jobs', rule: 'anyKey', ok: 201, body: tinyJob({ name: 'matrix' }) },
   { op: 'GET /v1/jobs', rule: 'anyKey', ok: 200 },
@@ -78,6 +83,7 @@ const RULES: Rule[] = [
   { op: 'GET /v1/jobs/{id}/trajectories', rule: 'jobRead', ok: 200, target: 'job' },
   { op: 'GET /v1/jobs/{id}/checkpoints', rule: 'jobRead', ok: 200, target: 'job' },
   { op: 'GET /v1/jobs/{id}/warnings', rule: 'jobRead', ok: 200, target: 'job' },
+  { op: 'GET /v1/jobs/{id}/warmup', rule: 'jobRead', ok: 200, target: 'job' },
   { op: 'POST /v1/jobs/{id}/warnings/backtest', rule: 'jobRead', ok: 200, target: 'job', body: { rules: [] } },
   { op: 'GET /v1/checkpoints/{id}/download', rule: 'jobRead', ok: 200, target: 'checkpoint' },
   // Whoever may read a job may evaluate its checkpoints, and fork one into a job of their own.
@@ -89,10 +95,21 @@ const RULES: Rule[] = [
   { op: 'POST /v1/jobs/{id}/pause', rule: 'jobControl', ok: 200, target: 'controlJob' },
   { op: 'POST /v1/jobs/{id}/resume', rule: 'jobControl', ok: 200, target: 'controlJob' },
   { op: 'POST /v1/jobs/{id}/cancel', rule: 'jobControl', ok: 200, target: 'controlJob' },
+  // The cancelled job, archived (hidden from lists), then rolled back (which brings it back).
+  { op: 'DELETE /v1/jobs/{id}', rule: 'jobControl', ok: 200, target: 'controlJob' },
   // The cancelled job, back to its healthy checkpoint.
   { op: 'POST /v1/jobs/{id}/rollback', rule: 'jobControl', ok: 200, target: 'controlJob', body: {} },
   // Without a worker no job runs, so the admin gets past access to the state check: 409.
   { op: 'POST /v1/jobs/{id}/preempt', rule: 'jobAdmin', ok: 409, target: 'controlJob' },
+
+  { op: 'POST /v1/experiments', rule: 'anyKey', ok: 201, body: { name: 'matrix', base: tinyJob(), grid: { 'training.seed': [1, 2] } } },
+  { op: 'GET /v1/experiments', rule: 'anyKey', ok: 200 },
+  { op: 'GET /v1/experiments/{id}', rule: 'jobRead', ok: 200, target: 'experiment' },
+  { op: 'GET /v1/experiments/{id}/curves', rule: 'jobRead', ok: 200, target: 'experiment' },
+  { op: 'POST /v1/experiments/{id}/pause', rule: 'jobControl', ok: 200, target: 'controlExperiment' },
+  { op: 'POST /v1/experiments/{id}/resume', rule: 'jobControl', ok: 200, target: 'controlExperiment' },
+  { op: 'POST /v1/experiments/{id}/cancel', rule: 'jobControl', ok: 200, target: 'controlExperiment' },
+  { op: 'DELETE /v1/experiments/{id}', rule: 'jobControl', ok: 200, target: 'controlExperiment' },
 
   { op: 'POST /v1/webhooks', rule: 'anyKey', ok: 201, body: { url: 'http://127.0.0.1:9/matrix' } },
   { op: 'GET /v1/webhooks', rule: 'anyKey', ok: 200 },
@@ -147,15 +164,19 @@ describe('access matrix (real HTTP)', () => {
     const job = (await ok('POST', '/v1/jobs', key, tinyJob({ name: 'read-me' }))).id;
     const checkpoint = await stack.prisma.checkpoint.create({ data: { jobId: job, step: 2, bytes: Buffer.from('checkpoint bytes'), sizeBytes: 16, health: 'healthy' } });
     const evaluation = await stack.prisma.evaluation.create({ data: { jobId: job, checkpointId: checkpoint.id, status: 'queued', environment: { id: 'bandit', config: {} }, episodes: 4 } });
+    const experiment = (await ok('POST', '/v1/experiments', key, { name: 'read-me', base: tinyJob(), grid: { 'training.seed': [1, 2] } })).id;
     return {
       job,
       controlJob: job,
+      experiment,
+      controlExperiment: experiment,
       checkpoint: checkpoint.id,
       evaluation: `${job}/evaluations/${evaluation.id}`,
       webhook: (await ok('POST', '/v1/webhooks', key, { url: 'http://127.0.0.1:9/hook' })).id,
       apiKey: (await ok('POST', '/v1/api-keys', key, { name: 'spare' })).id,
       user: userId,
       team,
+      environment: 'frozenlake',
     };
   }
 
@@ -174,11 +195,11 @@ describe('access matrix (real HTTP)', () => {
     const ownersOwn = await resourcesOf(olive.apiKey.key, olive.user.id, 'shared');
     const forAdmin = await resourcesOf(olive.apiKey.key, spare.user.id, (await ok('POST', '/v1/teams', admin, { name: 'spare' })).id);
     targets.anonymous = olives;
-    targets.owner = { ...olives, controlJob: ownersOwn.job, webhook: ownersOwn.webhook, apiKey: ownersOwn.apiKey };
+    targets.owner = { ...olives, controlJob: ownersOwn.job, controlExperiment: ownersOwn.experiment, webhook: ownersOwn.webhook, apiKey: ownersOwn.apiKey };
     targets.mateShared = olives;
     targets.mateUnshared = pats;
     targets.other = olives;
-    targets.admin = { ...olives, controlJob: forAdmin.job, webhook: forAdmin.webhook, apiKey: forAdmin.apiKey, user: forAdmin.user, team: forAdmin.team };
+    targets.admin = { ...olives, controlJob: forAdmin.job, controlExperiment: forAdmin.experiment, webhook: forAdmin.webhook, apiKey: forAdmin.apiKey, user: forAdmin.user, team: forAdmin.team };
   }, 60_000);
   afterAll(() => stack.stop(), 30_000);
 

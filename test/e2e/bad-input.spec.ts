@@ -1,4 +1,12 @@
+import { connect } from 'node:net';
 import { TestStack, tinyJob } from '../support/stack';
+
+/** `{"a": {"a": … {}}}`, `levels` deep, built without recursion. */
+function nested(levels: number): Record<string, unknown> {
+  let value: Record<string, unknown> = {};
+  for (let i = 0; i < levels; i++) value = { a: value };
+  return value;
+}
 
 /** Every kind of bad request gets the right 4xx problem document, and nothing breaks or is lost. */
 describe('bad input (real HTTP)', () => {
@@ -20,7 +28,7 @@ describe('bad input (real HTTP)', () => {
   afterAll(() => stack.stop(), 30_000);
 
   const valid = tinyJob();
-  const cases: { name: string; method?: string; path?: string; key?: 'member' | 'revoked' | 'none' | 'wrong'; raw?: string; body?: unknown; contentType?: string; status: number; type: string; fields?: string[] }[] = [
+  const cases: { name: string; method?: string; path?: string; key?: 'member' | 'revoked' | 'none' | 'wrong'; raw?: string; body?: unknown; contentType?: string; headers?: Record<string, string>; status: number; type: string; fields?: string[] }[] = [
     { name: 'malformed JSON', raw: '{"environment": {"id": "bandit"', status: 400, type: 'malformed-json' },
     { name: 'a JSON array', body: [valid], status: 400, type: 'invalid-request', fields: ['(body)'] },
     { name: 'wrong types', body: { ...valid, training: { steps: 'many', seed: 1.5 } }, status: 400, type: 'invalid-request', fields: ['training.steps', 'training.seed'] },
@@ -51,6 +59,31 @@ describe('bad input (real HTTP)', () => {
     { name: 'a webhook to a name that is loopback', method: 'POST', path: '/v1/webhooks', body: { url: 'http://localhost:5432/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
     { name: 'a webhook to the cloud metadata service', method: 'POST', path: '/v1/webhooks', body: { url: 'http://169.254.169.254/latest/meta-data/iam/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
     { name: 'a webhook to a private network', method: 'POST', path: '/v1/webhooks', key: 'member', body: { url: 'https://[fd12:3456::1]/hook' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to a link-local address with a zone', method: 'POST', path: '/v1/webhooks', body: { url: 'http://[fe80::1%25lo]/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to a loopback name with a trailing dot', method: 'POST', path: '/v1/webhooks', body: { url: 'http://localhost./' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook to a name under localhost', method: 'POST', path: '/v1/webhooks', body: { url: 'http://LOCALHOST.:8080/' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    { name: 'a webhook URL with NUL', method: 'POST', path: '/v1/webhooks', body: { url: 'https://example.com/\u0000' }, status: 400, type: 'invalid-request', fields: ['body.url'] },
+    // Strings Postgres cannot store, anywhere in a body, a query or a path.
+    { name: 'NUL in a label', body: { ...valid, labels: { team: 'a\u0000b' } }, status: 400, type: 'invalid-request', fields: ['body.labels.team'] },
+    { name: 'NUL in a label’s name', body: { ...valid, labels: { 'te\u0000am': 'a' } }, status: 400, type: 'invalid-request', fields: ['body.labels.te\\u0000am'] },
+    { name: 'a lone surrogate in a spec string', body: { ...valid, name: 'run-\ud800' }, status: 400, type: 'invalid-request', fields: ['body.name'] },
+    { name: 'a lone surrogate in a nested spec string', body: { ...valid, environment: { id: 'bandit', config: { arms: ['\udfff'] } } }, status: 400, type: 'invalid-request', fields: ['body.environment.config.arms.0'] },
+    { name: 'NUL in an API key’s name', method: 'POST', path: '/v1/api-keys', body: { name: 'lap\u0000top' }, status: 400, type: 'invalid-request', fields: ['body.name'] },
+    { name: 'NUL in a user’s name', method: 'POST', path: '/v1/users', body: { name: 'eve\u0000' }, status: 400, type: 'invalid-request', fields: ['body.name'] },
+    { name: 'NUL in a query parameter', method: 'GET', path: '/v1/jobs?label=team%3Da%00b', status: 400, type: 'invalid-request', fields: ['query.label'] },
+    { name: 'NUL in a path parameter', method: 'GET', path: '/v1/users/eve%00', status: 400, type: 'invalid-request', fields: ['path.id'] },
+    // Nesting past the stated depth (32), at any depth: 2,000 levels (12 KB) inside a spec, and a bare array of 5,000.
+    { name: 'a spec nested 2,000 levels deep', body: { ...valid, algorithm: { id: 'starpo-s', config: nested(2000) } }, status: 400, type: 'invalid-request', fields: [`body.algorithm.config${'.a'.repeat(30)}`] },
+    { name: 'a body of arrays nested 5,000 deep', raw: `${'['.repeat(5000)}${']'.repeat(5000)}`, status: 400, type: 'invalid-request', fields: [`body${'.0'.repeat(32)}`] },
+    // Integer query parameters are plain decimal integers within bounds.
+    { name: 'an integer in exponent notation', method: 'GET', path: '/v1/jobs?limit=1e9', status: 400, type: 'invalid-request', fields: ['query.limit'] },
+    { name: 'an integer in hexadecimal', method: 'GET', path: '/v1/jobs?limit=0x10', status: 400, type: 'invalid-request', fields: ['query.limit'] },
+    { name: 'a fraction for an integer', method: 'GET', path: 'ADMIN_JOB/trajectories?step=3.5', status: 400, type: 'invalid-request', fields: ['query.step'] },
+    { name: 'an integer past every float', method: 'GET', path: 'ADMIN_JOB/trajectories?step=1e309', status: 400, type: 'invalid-request', fields: ['query.step'] },
+    { name: 'a parameter given twice', method: 'GET', path: '/v1/jobs?limit=5&limit=6', status: 400, type: 'invalid-request', fields: ['query.limit'] },
+    { name: 'an event cursor out of range', method: 'GET', path: 'ADMIN_JOB/events?after=99999999999999999999', status: 400, type: 'invalid-request', fields: ['query.after'] },
+    { name: 'a trajectory cursor out of range', method: 'GET', path: 'ADMIN_JOB/trajectories?after=9999999999999999999', status: 400, type: 'invalid-request', fields: ['query.after'] },
+    { name: 'an Idempotency-Key over its length', headers: { 'Idempotency-Key': 'k'.repeat(256) }, status: 400, type: 'invalid-request', fields: ['header.Idempotency-Key'] },
   ];
 
   /** Every problem answered above, by type: one kind of error has one type, one title and one status. */
@@ -63,7 +96,7 @@ describe('bad input (real HTTP)', () => {
       key,
       body: c.body ?? (c.raw === undefined && (c.method ?? 'POST') === 'POST' ? valid : undefined),
       raw: c.raw,
-      headers: c.contentType ? { 'Content-Type': c.contentType } : {},
+      headers: { ...(c.contentType ? { 'Content-Type': c.contentType } : {}), ...c.headers },
     });
     expect(response.status).toBe(c.status);
     expect(response.headers.get('content-type')).toContain('application/problem+json');
@@ -78,6 +111,30 @@ describe('bad input (real HTTP)', () => {
     for (const [type, variants] of seen) expect([type, [...variants]]).toEqual([type, [expect.any(String)]]);
     expect([...seen.get('https://starlab.dev/problems/not-found')!]).toEqual(['404 Not found']);
     expect([...seen.get('https://starlab.dev/problems/invalid-request')!]).toEqual(['400 Invalid request']);
+  });
+
+  /** Sends `head` as the raw start of an HTTP request (what fetch refuses to send) and returns the answer. */
+  async function raw(head: string): Promise<{ status: number; contentType: string; body: any }> {
+    const { port } = new URL(stack.baseUrl);
+    const text = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), '127.0.0.1', () => socket.write(head));
+      let answer = '';
+      socket.on('data', (chunk) => (answer += chunk.toString('utf8')));
+      socket.on('end', () => resolve(answer));
+      socket.on('error', reject);
+    });
+    const [headers, body] = text.split('\r\n\r\n');
+    return { status: Number(headers.split(' ')[1]), contentType: /content-type: ([^\r]+)/i.exec(headers)?.[1] ?? '', body: JSON.parse(body) };
+  }
+
+  it.each([
+    ['a control byte', 'abc\x01def'],
+    ['more bytes than any header may have', 'k'.repeat(20_000)],
+  ])('names an Idempotency-Key with %s in a 400 problem, though Node refuses the request before the API sees it', async (_what, key) => {
+    const answer = await raw(`POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${stack.adminKey}\r\nIdempotency-Key: ${key}\r\nContent-Type: application/json\r\nContent-Length: 2\r\n\r\n{}`);
+    expect(answer.status).toBe(400);
+    expect(answer.contentType).toContain('application/problem+json');
+    expect(answer.body).toMatchObject({ type: 'https://starlab.dev/problems/invalid-request', status: 400, instance: '/v1/jobs', errors: [{ field: 'header.Idempotency-Key', message: 'must be 1–255 visible ASCII characters' }] });
   });
 
   it('keeps serving and loses nothing after all of that', async () => {

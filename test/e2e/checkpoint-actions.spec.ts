@@ -77,16 +77,20 @@ describe('checkpoint actions (real HTTP, Postgres, worker process)', () => {
 
   it('rolls a finished job back to its step-2 checkpoint by hand and retrains steps 3 and 4 exactly as before', async () => {
     const before = await metricsOf(job.id);
+    // Back to where it stands (it succeeded at step 4, its last checkpoint) would queue it to train nothing.
+    const inPlace = await stack.request('POST', `/v1/jobs/${job.id}/rollback`, { body: { checkpointId: checkpoints[2].id } });
+    expect([inPlace.status, inPlace.body.detail]).toEqual([409, `job ${job.id} already stands on the checkpoint at step 4; fork it to train on with other settings`]);
+    expect((await stack.request('GET', `/v1/jobs/${job.id}`)).body).toMatchObject({ status: 'succeeded', attempt: 1 });
     // Two at once: one wins, the other finds the job no longer stopped.
     const race = await Promise.all([1, 2].map(() => stack.request('POST', `/v1/jobs/${job.id}/rollback`, { body: { checkpointId: checkpoints[1].id } })));
     expect(race.map((r) => r.status).sort()).toEqual([200, 409]);
     const rolledBack = race.find((r) => r.status === 200)!;
     const lost = race.find((r) => r.status === 409)!;
     expect(rolledBack.body).toMatchObject({ status: 'queued', currentStep: 2, finishedAt: null, error: null });
-    expect(lost.body.detail).toMatch(/(is (queued|running); only a stopped job .* can be rolled back: pause it first|changed state meanwhile)/);
+    expect(lost.body.detail).toMatch(/(is (queued|running); only paused, failed, succeeded, cancelled jobs can be rolled back: pause it first|changed state meanwhile)/);
     const again = await stack.request('POST', `/v1/jobs/${job.id}/rollback`, { body: {} });
     expect(again.status).toBe(409);
-    expect(again.body.detail).toMatch(/is (queued|running); only a stopped job .* can be rolled back: pause it first/);
+    expect(again.body.detail).toMatch(/is (queued|running); only paused, failed, succeeded, cancelled jobs can be rolled back: pause it first/);
     const done = await stack.waitForJob(job.id, (j) => j.status === 'succeeded' && j.attempt === 2, 90_000);
     expect(done.currentStep).toBe(4);
     const after = await metricsOf(job.id);

@@ -43,8 +43,10 @@ const expressions: string[] = [
 
 /** GET /metrics counts what it serves and reports the lab (jobs, queue, workers, running jobs) as the Grafana dashboard queries it. */
 describe('Prometheus metrics and the Grafana dashboard (real HTTP, worker)', () => {
-  const stack = new TestStack();
-  const scrape = async () => parseExposition((await stack.request('GET', '/metrics', { key: null })).text);
+  const token = 'scraper-token-0123456789abcdef';
+  const stack = new TestStack({ apiEnv: { STARLAB_METRICS_TOKEN: token } });
+  /** What the configured scraper sees (docker/prometheus/prometheus.yml presents the token). */
+  const scrape = async () => parseExposition((await stack.request('GET', '/metrics', { key: null, headers: { Authorization: `Bearer ${token}` } })).text);
 
   beforeAll(async () => {
     await stack.start();
@@ -60,6 +62,14 @@ describe('Prometheus metrics and the Grafana dashboard (real HTTP, worker)', () 
     const queued = await stack.request('POST', '/v1/jobs', { body: { ...tinyJob({ name: 'waits-for-gpu' }), device: 'gpu' } });
     expect((await stack.request('GET', '/v1/jobs/00000000-0000-4000-8000-000000000000')).status).toBe(404);
     await stack.waitForJob(first.body.id, (j) => j.status === 'running' && j.currentStep >= 5);
+
+    // Anyone else gets the lab's totals, and nothing that names a user's work.
+    for (const authorization of [undefined, 'Bearer not-the-token-0123456789abcdef', `Bearer ${token}x`]) {
+      const anonymous = await stack.request('GET', '/metrics', { key: null, headers: authorization ? { Authorization: authorization } : {} });
+      expect(anonymous.status).toBe(200);
+      expect(anonymous.text).toMatch(/^starlab_jobs\{status="running"\} 1$/m);
+      expect(anonymous.text).not.toMatch(/job_id=|job_name=|owner=|watched|admin/);
+    }
 
     const series = await scrape();
     const value = (name: string, labels: Record<string, string> = {}) =>
@@ -100,9 +110,11 @@ describe('Prometheus metrics and the Grafana dashboard (real HTTP, worker)', () 
     await stack.request('POST', `/v1/jobs/${first.body.id}/cancel`);
     await stack.request('POST', `/v1/jobs/${queued.body.id}/cancel`);
     await stack.waitForJob(first.body.id, (j) => j.status === 'cancelled');
-    await new Promise((resolve) => setTimeout(resolve, 1100)); // past the one-second scrape cache
-    const after = await scrape();
+    // Scrapes share a snapshot for a second: wait for one taken after both cancels, then look in it.
+    const cancelledIn = (scraped: Series[]) => scraped.find((s) => s.name === 'starlab_jobs' && s.labels.status === 'cancelled')?.value;
+    let after = await scrape();
+    for (const deadline = Date.now() + 10_000; cancelledIn(after) !== 2 && Date.now() < deadline; after = await scrape()) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(cancelledIn(after)).toBe(2);
     expect(after.filter((s) => s.name === 'starlab_job_metric' || s.name === 'starlab_job_step_rate')).toEqual([]);
-    expect(after.find((s) => s.name === 'starlab_jobs' && s.labels.status === 'cancelled')?.value).toBe(2);
   }, 120_000);
 });

@@ -47,8 +47,10 @@ describe('two deployments sharing one Redis', () => {
     await b.waitForJob(bJob.id, (j) => j.status === 'queued' && j.queue?.position === 0, 15_000); // admitted: sent to the queue
     const { body: aJob } = await a.request('POST', '/v1/jobs', { body: tinyJob({ steps: 2, name: 'a-job' }) });
     expect(await a.waitForJob(aJob.id, (j) => ['succeeded', 'failed'].includes(j.status), 60_000)).toMatchObject({ status: 'succeeded', worker: 'worker-a' });
-    // A's worker has had B's job in reach for the whole of A's job, and more.
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // A's worker has had B's job in reach for the whole of A's job, and of a second one it took
+    // from the queue after that (each take is an event that B's job was passed over).
+    const { body: again } = await a.request('POST', '/v1/jobs', { body: tinyJob({ steps: 2, name: 'a-job-2' }) });
+    expect(await a.waitForJob(again.id, (j) => ['succeeded', 'failed'].includes(j.status), 60_000)).toMatchObject({ status: 'succeeded', worker: 'worker-a' });
     expect(workerA.output).not.toMatch(/nothing to do/);
     expect((await b.request('GET', `/v1/jobs/${bJob.id}`)).body.status).toBe('queued');
 
@@ -85,7 +87,7 @@ describe('two deployments sharing one Redis', () => {
       expect(stack.api!.output).toMatch(/moving 1 job\(s\) queued under the old shared prefix/);
       stack.startWorker('after-upgrade');
       expect(await stack.waitForJob(job.id, (j) => ['succeeded', 'failed'].includes(j.status), 60_000)).toMatchObject({ status: 'succeeded', worker: 'after-upgrade' });
-      expect(await legacy.getJob(foreign)).toBeDefined();
+      expect((await legacy.getJob(foreign))?.data).toEqual({ jobId: foreign });
     } finally {
       await legacy.obliterate({ force: true }).catch(() => undefined);
       await legacy.close();

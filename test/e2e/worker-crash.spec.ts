@@ -53,3 +53,45 @@ describe('worker failure (real processes)', () => {
     expect(steps).toEqual(Array.from({ length: 121 }, (_, i) => i));
   }, 180_000);
 });
+
+/** docs/scheduling.md, usage: only slot time held counts, whatever ends an attempt. */
+describe('usage after a worker dies (real processes)', () => {
+  // A worker not heard from for 2 s is gone: the scheduler requeues its jobs.
+  const stack = new TestStack({ apiEnv: { STARLAB_WORKER_STALE_MS: '2000' } });
+
+  beforeAll(() => stack.start(), 60_000);
+  afterAll(() => stack.stop(), 30_000);
+
+  const usage = async () => {
+    const { body } = await stack.request('GET', '/v1/usage');
+    return { to: Date.parse(body.to), seconds: body.data.map((u: { user: { name: string }; slotSeconds: number }) => [u.user.name, u.slotSeconds]) };
+  };
+
+  it('closes a killed attempt at its last heartbeat; the requeued job, paused, adds nothing as time passes', async () => {
+    const doomed = stack.startWorker('doomed-usage');
+    const { body: job } = await stack.request('POST', '/v1/jobs', { body: tinyJob({ steps: 400, checkpointEvery: 4, name: 'killed-then-paused' }) });
+    await stack.waitForJob(job.id, (j) => j.status === 'running' && j.currentStep >= 3, 60_000);
+    doomed.kill('SIGKILL');
+    await doomed.exited;
+    const requeued = await stack.waitForJob(job.id, (j) => j.status === 'queued', 30_000);
+    expect(requeued).toMatchObject({ worker: null, attempt: 1 });
+    const events = (await stack.request('GET', `/v1/jobs/${job.id}/events?limit=1000`)).body.data.map((e: { message: string }) => e.message);
+    expect(events).toContain('requeued: worker doomed-usage stopped answering');
+    const paused = await stack.request('POST', `/v1/jobs/${job.id}/pause`);
+    expect([paused.status, paused.body.status]).toEqual([200, 'paused']);
+
+    // The attempt's record ended when its worker was last heard from.
+    const [record] = await stack.prisma.usageRecord.findMany({ where: { jobId: job.id } });
+    const heard = await stack.prisma.worker.findUniqueOrThrow({ where: { id: 'doomed-usage' } });
+    expect(record.endedAt).toEqual(heard.lastHeartbeatAt);
+    const before = await usage();
+    expect(before.seconds).toEqual([['admin', (record.endedAt!.getTime() - record.startedAt.getTime()) / 1000]]);
+    // Time passes (the API's own clock moves on by 2 s): nothing more is counted.
+    let after = await usage();
+    while (after.to < before.to + 2000) {
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      after = await usage();
+    }
+    expect(after.seconds).toEqual(before.seconds);
+  }, 120_000);
+});

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { Test, TestingModule } from '@nestjs/testing';
-import { DATABASE_URL, PrismaService } from '../../src/repositories/prisma.service';
+import { DATABASE_URL, IDLE_IN_TRANSACTION_MS, PrismaService } from '../../src/repositories/prisma.service';
 import { createTestDatabase, TestDatabase } from '../support/database';
 
 describe('database (real Postgres)', () => {
@@ -161,4 +161,30 @@ describe('database (real Postgres)', () => {
     expect(remaining).toEqual([0, 0, 0, 0, 0, 0]);
     expect(await prisma.user.count({ where: { id: user.id } })).toBe(1);
   });
+  it('ends a session that idles inside a transaction, so a frozen process does not hold a job row locked', async () => {
+    expect(IDLE_IN_TRANSACTION_MS).toBe(15_000);
+    const job = await createJob((await createUser('frozen')).id);
+    // A client whose sessions may idle 1 s in a transaction, standing for a process frozen mid-write.
+    const frozen = new PrismaService(database.url, 1000);
+    let release!: () => void;
+    const frozenAt = new Promise<void>((resolve) => (release = resolve));
+    const held = frozen
+      .$transaction(async (tx) => {
+        await tx.$queryRaw`SELECT id FROM jobs WHERE id = ${job.id}::uuid FOR UPDATE`;
+        release();
+        await new Promise((resolve) => setTimeout(resolve, 6000)); // frozen, its row lock held
+        await tx.job.update({ where: { id: job.id }, data: { currentStep: 99 } });
+      }, { timeout: 10_000 })
+      .then(() => 'committed', (error: Error) => `refused: ${error.message}`);
+    await frozenAt;
+    // Another process's write waits for the lock only until Postgres ends the idle session.
+    const started = Date.now();
+    await prisma.job.update({ where: { id: job.id }, data: { currentStep: 7 } });
+    const waited = Date.now() - started;
+    expect(waited).toBeLessThan(5000); // long before the frozen one wakes (6 s)
+    // The frozen transaction's write, when it wakes, is refused; the other process's stays.
+    expect(await held).toMatch(/^refused/);
+    expect((await prisma.job.findUniqueOrThrow({ where: { id: job.id } })).currentStep).toBe(7);
+    await frozen.$disconnect();
+  }, 30_000);
 });

@@ -63,4 +63,26 @@ describe('evaluation claims (real Postgres)', () => {
     await prisma.evaluation.update({ where: { id: running.id }, data: { workerId: 'removed' } });
     expect((await evaluations.claim('w2', 60_000))?.workerId).toBe('w2');
   });
+
+  it('gives back, at a worker\'s start, the evaluations an earlier process of its name was playing; leaves others alone', async () => {
+    await prisma.evaluation.updateMany({ data: { status: 'succeeded' } });
+    const mine = await request();
+    const theirs = await request();
+    await prisma.evaluation.update({ where: { id: mine.id }, data: { status: 'running', workerId: 'restarted', startedAt: new Date() } });
+    await prisma.evaluation.update({ where: { id: theirs.id }, data: { status: 'running', workerId: 'other', startedAt: new Date() } });
+    expect(await evaluations.reclaim('restarted')).toBe(1);
+    expect(await prisma.evaluation.findUnique({ where: { id: mine.id } })).toMatchObject({ status: 'queued', workerId: null, startedAt: null });
+    expect(await prisma.evaluation.findUnique({ where: { id: theirs.id } })).toMatchObject({ status: 'running', workerId: 'other' });
+  });
+
+  it('fails an evaluation still running past the bound, whoever holds it, and no other', async () => {
+    await prisma.evaluation.updateMany({ data: { status: 'succeeded' } });
+    const stuck = await request();
+    const fresh = await request();
+    await prisma.evaluation.update({ where: { id: stuck.id }, data: { status: 'running', workerId: 'alive', startedAt: new Date(Date.now() - 120_000) } });
+    await prisma.evaluation.update({ where: { id: fresh.id }, data: { status: 'running', workerId: 'alive', startedAt: new Date() } });
+    expect(await evaluations.expire(60_000, 'timed out')).toBe(1);
+    expect(await prisma.evaluation.findUnique({ where: { id: stuck.id } })).toMatchObject({ status: 'failed', error: 'timed out', finishedAt: expect.any(Date) });
+    expect(await prisma.evaluation.findUnique({ where: { id: fresh.id } })).toMatchObject({ status: 'running' });
+  });
 });

@@ -1,13 +1,17 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { APP_CONFIG, loadConfig } from '../../src/config/config';
 import { JobRowCache } from '../../src/repositories/job-row-cache';
+import { JobLifecycleRepository } from '../../src/repositories/job-lifecycle.repository';
 import { JobRepository } from '../../src/repositories/job.repository';
+import { ProcessRepository } from '../../src/repositories/process.repository';
 import { DATABASE_URL, PrismaService } from '../../src/repositories/prisma.service';
 import { ResultsRepository } from '../../src/repositories/results.repository';
-import { UsageRepository } from '../../src/repositories/usage.repository';
 import { WebhookRepository } from '../../src/repositories/webhook.repository';
+import { outranked, TRANSITIONS } from '../../src/services/job-lifecycle';
 import { parseJobSpec } from '../../src/training/spec/validate';
 import { JobRunnerService } from '../../src/worker/job-runner.service';
+import { AuditRepository } from '../../src/repositories/audit.repository';
+import { EnvironmentServerRepository } from '../../src/repositories/environment-server.repository';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { injectFault, InjectedFault } from '../support/faults';
 import { tinyJob } from '../support/stack';
@@ -23,6 +27,7 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
   let moduleRef: TestingModule;
   let runner: JobRunnerService;
   let jobs: JobRepository;
+  let lifecycle: JobLifecycleRepository;
   let prisma: PrismaService;
   let ownerId: string;
   const faults: InjectedFault[] = [];
@@ -32,11 +37,12 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
     database = await createTestDatabase();
     const config = loadConfig({ DATABASE_URL: database.url, STARLAB_BACKEND: 'wasm', STARLAB_WORKER_NAME: 'runner-under-test', STARLAB_CONTROL_POLL_MS: '100', ...env });
     moduleRef = await Test.createTestingModule({
-      providers: [PrismaService, { provide: DATABASE_URL, useValue: database.url }, { provide: APP_CONFIG, useValue: config }, JobRowCache, JobRepository, ResultsRepository, WebhookRepository, UsageRepository, JobRunnerService],
+      providers: [PrismaService, { provide: DATABASE_URL, useValue: database.url }, { provide: APP_CONFIG, useValue: config }, JobRowCache, JobRepository, JobLifecycleRepository, ResultsRepository, WebhookRepository, ProcessRepository, AuditRepository, EnvironmentServerRepository, JobRunnerService],
     }).compile();
     await moduleRef.init();
     runner = moduleRef.get(JobRunnerService);
     jobs = moduleRef.get(JobRepository);
+    lifecycle = moduleRef.get(JobLifecycleRepository);
     prisma = moduleRef.get(PrismaService);
     ownerId = (await prisma.user.create({ data: { name: 'runner-tests', role: 'member' } })).id;
   }
@@ -107,12 +113,26 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
       expect(await prisma.usageRecord.count({ where: { jobId: id, endedAt: null } })).toBe(0);
     }, 60_000);
 
-    it('a usage record that cannot be opened does not leave the job running', async () => {
+    it('an attempt whose start cannot be stored (its usage record refused) leaves the job waiting, the failed attempt counted', async () => {
       const id = await submit();
       await fault('usage_records', 'true', { transient: false });
       await runWithin(id, 30_000);
-      expect(await job(id)).toMatchObject({ status: 'queued', failedAttempts: 1 });
-      expect(await messages(id)).toContainEqual(expect.stringMatching(/^requeued after failed attempt 1 of 2: could not open the usage record: .*injected fault on usage_records/));
+      expect(await job(id)).toMatchObject({ status: 'queued', failedAttempts: 1, attempt: 0, workerId: null });
+      expect(await messages(id)).toContainEqual(expect.stringMatching(/^requeued after failed attempt 1 of 2: could not mark the job running: .*injected fault on usage_records/));
+    }, 60_000);
+
+    it('a registration the database cannot read leaves the job waiting, the failed attempt counted, not failed as an invalid spec', async () => {
+      const id = await submit();
+      // The job names a registered environment; the registry's table is out of reach (renamed away).
+      await prisma.job.update({ where: { id }, data: { spec: { ...((await job(id)).spec as object), environment: { id: 'lab-game' } } } });
+      await prisma.$executeRawUnsafe('ALTER TABLE environment_servers RENAME TO environment_servers_away');
+      try {
+        await runWithin(id, 30_000);
+      } finally {
+        await prisma.$executeRawUnsafe('ALTER TABLE environment_servers_away RENAME TO environment_servers');
+      }
+      expect(await job(id)).toMatchObject({ status: 'queued', failedAttempts: 1, attempt: 0, workerId: null, error: null });
+      expect(await messages(id)).toContainEqual(expect.stringMatching(/^requeued after failed attempt 1 of 2: could not read the environment registration: /));
     }, 60_000);
 
     it('a final state the database will not take frees the slot at once and is stored when it does', async () => {
@@ -130,9 +150,9 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
 
     it('a job an earlier process of this worker left running goes back to the queue when the worker starts', async () => {
       const id = await submit();
-      await jobs.transition(id, ['queued'], { status: 'running', workerId: 'runner-under-test', attempt: 1, controlRequest: 'cancel' });
+      await prisma.job.update({ where: { id }, data: { status: 'running', workerId: 'runner-under-test', attempt: 1, controlRequest: 'cancel' } });
       const elsewhere = await submit();
-      await jobs.transition(elsewhere, ['queued'], { status: 'running', workerId: 'another-worker', attempt: 1 });
+      await prisma.job.update({ where: { id: elsewhere }, data: { status: 'running', workerId: 'another-worker', attempt: 1 } });
       expect(await runner.requeueLeftovers()).toBe(1);
       expect(await job(id)).toMatchObject({ status: 'queued', workerId: null, controlRequest: 'cancel' });
       expect(await messages(id)).toContain('requeued: worker runner-under-test restarted while it held the job');
@@ -153,10 +173,29 @@ describe('job runner when writes fail (real Postgres, real training)', () => {
       const run = runWithin(id, 30_000);
       await until(async () => (await stepWrites.hits()) > 0, 20_000, 'the step write failing');
       // What POST /v1/jobs/{id}/cancel does to a running job.
-      await jobs.transition(id, ['running'], { controlRequest: 'cancel' }, { type: 'audit', message: 'cancel requested' });
+      await lifecycle.requestControl(id, 'cancel', outranked('cancel'), { message: 'cancel requested' });
       await run;
       expect(await job(id)).toMatchObject({ status: 'cancelled', controlRequest: null, failedAttempts: 0 });
     }, 60_000);
+
+    it('an attempt that lost its job to another stops at its next write: its training is killed and nothing more of it is stored', async () => {
+      const id = await submit({}, { steps: 400, checkpointEvery: 4 });
+      const run = runWithin(id, 60_000);
+      await until(async () => (await job(id)).currentStep >= 5, 30_000, 'five steps stored');
+      // What a worker given the job by the queue does once this worker's lock expired.
+      const taken = await lifecycle.start(id, TRANSITIONS.start, 1, { id: 'other-worker', device: 'cpu' }, () => 'running on other-worker (attempt 2)');
+      expect(taken).toMatchObject({ token: { attempt: 2, workerId: 'other-worker' }, fromStep: 4 });
+      const takenAt = (await prisma.jobEvent.findFirstOrThrow({ where: { jobId: id, message: 'running on other-worker (attempt 2)' } })).id;
+      await run; // returned, and its training child has exited (runWithin: the slot is free)
+      expect(await job(id)).toMatchObject({ status: 'running', attempt: 2, workerId: 'other-worker' });
+      // Nothing of attempt 1 after the takeover: its results stop at the checkpoint attempt 2 resumes from, and no event of it follows.
+      expect(await steps(id)).toEqual([0, 1, 2, 3, 4]);
+      expect(await prisma.jobEvent.count({ where: { jobId: id, id: { gt: takenAt } } })).toBe(0);
+      expect(await prisma.checkpoint.count({ where: { jobId: id, step: { gt: 4 } } })).toBe(0);
+      // Attempt 1's usage was closed by the takeover (no heartbeat here: at the takeover), attempt 2's is open.
+      const usage = await prisma.usageRecord.findMany({ where: { jobId: id }, orderBy: { attempt: 'asc' } });
+      expect(usage.map((u) => [u.attempt, u.workerId, u.endedAt === null])).toEqual([[1, 'runner-under-test', false], [2, 'other-worker', true]]);
+    }, 90_000);
 
     const ALWAYS_SPIKE = [{ detector: 'grad_norm_spike', threshold: 0, warmupSteps: 5 }];
     const rollbackJob = () => submit({ collapse: { action: 'rollback', rules: ALWAYS_SPIKE, rollback: { learningRateScale: 0.5, maxRollbacks: 2 } } }, { steps: 30, checkpointEvery: 2 });

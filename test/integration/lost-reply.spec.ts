@@ -1,7 +1,7 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { DATABASE_URL, PrismaService } from '../../src/repositories/prisma.service';
 import { JobRowCache, NO_JOB_ROW_CACHE } from '../../src/repositories/job-row-cache';
-import { ResultsRepository } from '../../src/repositories/results.repository';
+import { AttemptToken, JobLifecycleRepository } from '../../src/repositories/job-lifecycle.repository';
 import { withRetry } from '../../src/services/retry';
 import { createTestDatabase, TestDatabase } from '../support/database';
 import { CommitReplyDropper } from '../support/pg-proxy';
@@ -16,8 +16,9 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
   let proxy: CommitReplyDropper;
   let moduleRef: TestingModule;
   let prisma: PrismaService;
-  let results: ResultsRepository;
+  let lifecycle: JobLifecycleRepository;
   let jobId: string;
+  let token: AttemptToken;
 
   beforeAll(async () => {
     database = await createTestDatabase();
@@ -26,12 +27,13 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
     const proxied = new URL(database.url);
     proxied.hostname = '127.0.0.1';
     proxied.port = String(proxy.port);
-    moduleRef = await Test.createTestingModule({ providers: [PrismaService, { provide: DATABASE_URL, useValue: proxied.toString() }, { provide: JobRowCache, useValue: NO_JOB_ROW_CACHE }, ResultsRepository] }).compile();
+    moduleRef = await Test.createTestingModule({ providers: [PrismaService, { provide: DATABASE_URL, useValue: proxied.toString() }, { provide: JobRowCache, useValue: NO_JOB_ROW_CACHE }, JobLifecycleRepository] }).compile();
     await moduleRef.init();
     prisma = moduleRef.get(PrismaService);
-    results = moduleRef.get(ResultsRepository);
+    lifecycle = moduleRef.get(JobLifecycleRepository);
     const owner = await prisma.user.create({ data: { name: 'lost-replies', role: 'member' } });
-    jobId = (await prisma.job.create({ data: { ownerId: owner.id, name: 'lost', spec: {}, status: 'running', priority: 0, labels: {}, totalSteps: 10 } })).id;
+    jobId = (await prisma.job.create({ data: { ownerId: owner.id, name: 'lost', spec: {}, status: 'running', priority: 0, labels: {}, totalSteps: 10, attempt: 1, workerId: 'w1' } })).id;
+    token = { jobId, attempt: 1, workerId: 'w1' };
   }, 30_000);
   afterAll(async () => {
     await moduleRef?.close();
@@ -54,7 +56,7 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
   it('a step: one metrics row and one step event', async () => {
     const trajectory = { group: 0, sample: 0, envSeed: 7, return: 1, success: true, turns: 1, actions: 1, formatErrors: 0, tokens: 8, meanEntropy: 0.5 };
     // A step is one statement, committed on its own: its answer (UPDATE, of the job row) is the one lost.
-    const { retries } = await storeLosingTheFirstAnswer(() => results.saveStep(jobId, 3, 10, { 'reward/mean': 0.5 }, [trajectory]), 'UPDATE');
+    const { retries } = await storeLosingTheFirstAnswer(() => lifecycle.saveStep(token, 3, 10, { 'reward/mean': 0.5 }, [trajectory]), 'UPDATE');
     expect(retries).toBe(1);
     expect(await prisma.stepMetric.count({ where: { jobId, step: 3 } })).toBe(1);
     expect(await prisma.trajectory.count({ where: { jobId, step: 3 } })).toBe(1);
@@ -63,14 +65,14 @@ describe('a retried write after a lost COMMIT answer (real Postgres behind a pro
   });
 
   it('a checkpoint: one row and one checkpoint event', async () => {
-    await storeLosingTheFirstAnswer(() => results.saveCheckpoint(jobId, 4, Uint8Array.from([1, 2, 3]), 5, 'healthy'));
+    await storeLosingTheFirstAnswer(() => lifecycle.saveCheckpoint(token, 4, Uint8Array.from([1, 2, 3]), 5, 'healthy'));
     expect(await prisma.checkpoint.count({ where: { jobId, step: 4 } })).toBe(1);
     expect((await events('checkpoint')).map((e) => (e.data as { step: number }).step)).toEqual([4]);
   });
 
   it('warnings: one row and one warning event each', async () => {
     const warning = { step: 4, detector: 'reward_std_drop' as const, signal: 'reward/std_in_group', value: 0.01, threshold: 0.05, severity: 'warning' as const, message: 'reward std fell' };
-    await storeLosingTheFirstAnswer(() => results.saveWarnings(jobId, [warning]));
+    await storeLosingTheFirstAnswer(() => lifecycle.saveWarnings(token, [warning]));
     expect(await prisma.collapseWarning.count({ where: { jobId } })).toBe(1);
     expect(await events('warning')).toHaveLength(1);
   });

@@ -1,4 +1,4 @@
-import { baselines } from '../../bench/baselines';
+import { baselines } from '../../src/training/experiment/baselines';
 import { mean } from '../../src/training/algorithms/stats';
 import { METRIC } from '../../src/training/signals/step-metrics';
 import { parseJobSpec } from '../../src/training/spec/validate';
@@ -12,7 +12,7 @@ import { useTestBackend } from '../support/tf';
  * replaying its own successes must lift evaluation success on the 256 held-out maps above it.
  * Seed 1: eval 0.234 after the warm-up (random agent 0.216 on the same maps), 0.289 after 40
  * steps; rollout success 0.188 over steps 1–10, 0.265 over steps 31–40; 1228 successes in the
- * buffer. (The 100-step runs of bench/learning go further: README, "Measured".)
+ * buffer. (The 100-step runs of bench/learning go further: docs/results.md.)
  */
 describe('learning: the default non-slippery FrozenLake job from the format warm-up (self-imitation)', () => {
   beforeAll(useTestBackend);
@@ -24,7 +24,7 @@ describe('learning: the default non-slippery FrozenLake job from the format warm
       training: { steps: 40, evalEvery: 0, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } },
     });
     expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16 });
-    const { random } = baselines(spec);
+    const { random } = await baselines(spec);
     const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer]);
     const [rolloutSuccess, buffer] = [series[METRIC.successRate], series[METRIC.selfImitationBuffer]];
     const [afterWarmup, final] = [evals.get(0)!, evals.get(40)!];

@@ -1,4 +1,4 @@
-import { baselines } from '../../bench/baselines';
+import { baselines } from '../../src/training/experiment/baselines';
 import { mean } from '../../src/training/algorithms/stats';
 import { METRIC } from '../../src/training/signals/step-metrics';
 import { parseJobSpec } from '../../src/training/spec/validate';
@@ -27,7 +27,7 @@ describe('learning: the default non-slippery FrozenLake job (StarPO-S from demon
     });
     expect(spec.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 400 });
     expect(spec.model.config).toMatchObject({ dModel: 64, layers: 2 });
-    const { random } = baselines(spec);
+    const { random } = await baselines(spec);
     const { evals, series } = await trainTracking(spec, [METRIC.successRate]);
     const rolloutSuccess = series[METRIC.successRate];
     const afterWarmup = evals.get(0)!;

@@ -1,4 +1,4 @@
-import type { Env } from '../../src/training/envs/types';
+import type { SyncEnv as Env } from '../../src/training/envs/types';
 
 /**
  * Stepping a clone leaves the original untouched, and both see the same future under the same

@@ -13,6 +13,7 @@ import { DispatchService } from '../../src/services/dispatch.service';
 import { WebhookService } from '../../src/services/webhook.service';
 import { TestDatabase, createTestDatabase } from './database';
 import { freePort } from './servers';
+import { TYPESCRIPT_LOADER as REGISTER } from '../../src/repositories/typescript-child';
 
 const ROOT = join(__dirname, '..', '..');
 export const REDIS_URL = process.env.STARLAB_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -49,7 +50,7 @@ class ServiceProcess {
   output = '';
 
   constructor(entry: string, env: Record<string, string>) {
-    this.child = spawn(process.execPath, ['-r', '@swc-node/register', join(ROOT, 'src', entry)], {
+    this.child = spawn(process.execPath, ['-r', REGISTER, join(ROOT, 'src', entry)], {
       cwd: ROOT,
       env: { ...process.env, ...env, NO_COLOR: '1' },
       stdio: ['ignore', 'pipe', 'pipe'],

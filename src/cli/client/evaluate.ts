@@ -45,7 +45,7 @@ export async function evaluateLocally(io: Io, options: LocalEvaluationOptions): 
   if (problems.length > 0) throw new NotPlayable(problems.map((p) => `${p.field}: ${p.message}`).join('\n'));
   const backend = await initBackend('auto', () => undefined);
   const started = Date.now();
-  const result = evaluateCheckpoint(bytes, settings, { environment: { id: env, config }, episodes: options.episodes, k: options.k, temperature: options.temperature, seed: 0 });
+  const result = await evaluateCheckpoint(bytes, settings, { environment: { id: env, config }, episodes: options.episodes, k: options.k, temperature: options.temperature, seed: 0 });
   if (options.json) {
     io.out(JSON.stringify({ environment: { id: env, config }, backend, durationMs: Date.now() - started, ...result }, null, 2));
     return;

@@ -1,3 +1,4 @@
+import { WarmupReport, parseWarmupReport } from '../../training/warmup-report';
 import { ProgressBar } from '../progress';
 import type { ApiClient, JobEvent } from './api-client';
 import type { Io, JobView } from './jobs';
@@ -24,12 +25,20 @@ export async function watch(client: ApiClient, io: Io, id: string, signal: Abort
   let earlier = 0;
   const startedAt = Date.now();
   const line = (text: string) => bar.message(text);
+  if (job.status === 'running' && job.currentStep === 0 && job.warmup && job.warmup.completed < job.warmup.steps) {
+    line(`in the warm-up (${job.warmup.kind}, ${job.warmup.steps} supervised steps) before RL step 1`);
+  }
   for await (const event of client.follow(id, signal, (error) => line(`connection lost (${error.message}); reconnecting…`))) {
     const past = new Date(event.createdAt).getTime() < startedAt - 1000;
     if (event.type === 'step') {
       const { step, metrics } = event.data as { step: number; metrics: Record<string, number> };
       if (past && step < job.currentStep) bar.remember(metrics);
       else bar.update(step, metrics);
+    } else if (event.type === 'log') {
+      const report = (event.data as { warmup?: WarmupReport } | null)?.warmup ?? parseWarmupReport(event.message);
+      // Reports from before the watch began are drawn too while the warm-up still runs: their times give its pace.
+      if (report && (!past || (status === 'running' && job.currentStep === 0))) bar.warmup(report, new Date(event.createdAt).getTime());
+      else if (!past && event.message.startsWith('warm-up')) line(`• ${event.message}`);
     } else if (event.type === 'warning') {
       const w = event.data as Warning;
       line(`${past ? '(earlier) ' : ''}⚠ step ${w.step} ${w.severity} ${w.detector}: ${w.message}`);

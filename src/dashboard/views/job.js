@@ -1,10 +1,31 @@
 import { api, download, followEvents } from '../api.js';
 import { StepChart } from '../chart.js';
-import { TERMINAL, ago, bytes, clear, configText, duration, eta, h, healthPill, number, problemBox, progressBar, severityPill, statusPill } from '../dom.js';
+import { TERMINAL, actionButton, ago, bytes, clear, configText, duration, h, healthPill, labelChips, number, phase, problemBox, progressBar, severityPill, statusPill } from '../dom.js';
+import { EVAL_SUCCESS, evaluationDrop } from './evaluations.js';
+import { evaluationsPanel, lineagePanel, warmupPanel } from './job-panels.js';
+import { dropBadge } from './jobs.js';
 import { renderTrajectories } from './trajectories.js';
 
-/** Evaluation success series, whatever the evaluation protocol names them (eval/sampled/success, eval/greedy/success, eval/success …). */
-export const EVAL_SUCCESS = /^eval\/.*success/;
+/** The smoothing slider: its weight as a share, kept for the browser session so every chart page shares it. */
+export function smoothingControl(onChange) {
+  const saved = Number(sessionStorage.getItem('starlab.smoothing') ?? 0);
+  const value = h('span', { class: 'smoothing-value' }, saved.toFixed(2));
+  const input = h('input', {
+    type: 'range',
+    min: '0',
+    max: '0.99',
+    step: '0.01',
+    value: String(saved),
+    'aria-label': 'smoothing',
+    oninput: (e) => {
+      const weight = Number(e.target.value);
+      value.textContent = weight.toFixed(2);
+      sessionStorage.setItem('starlab.smoothing', String(weight));
+      onChange(weight);
+    },
+  });
+  return { element: h('label', { class: 'smoothing', title: 'exponential moving average of the drawn curves (debiased); the data are unchanged' }, 'smoothing', input, value), weight: saved };
+}
 
 /** The curves of a job page: the signals RAGEN watches for the Echo Trap. */
 const CHARTS = [
@@ -14,7 +35,14 @@ const CHARTS = [
   { title: 'Token entropy', series: [{ name: 'entropy/mean', label: 'entropy (mean)', color: '#d97706' }] },
   { title: 'Gradient norm (pre-clip)', series: [{ name: 'grad_norm/actor', label: 'actor', color: '#dc2626' }, { name: 'grad_norm/critic', label: 'critic', color: '#475569' }] },
   { title: 'Diversity', range: [0, 1], series: [{ name: 'diversity/distinct_ratio', label: 'distinct responses per group', color: '#4f46e5' }, { name: 'diversity/identical_groups', label: 'identical groups', color: '#db2777' }] },
+  // How far each update moved the policy; kl_spike fires above its threshold (drawn), the first detector to fire on a too-high learning rate.
+  { title: 'Policy change per update (kl/update)', series: [{ name: 'kl/update', label: 'KL(before ‖ after), nats per token', color: '#0f766e' }], threshold: 'kl_spike', note: 'kl_spike fires above the line' },
 ];
+/** A chart's threshold lines: its detector's threshold as this job runs it. */
+const thresholdsOf = (chart, detectors) => {
+  const detector = chart.threshold && detectors?.[chart.threshold];
+  return detector?.enabled ? [{ value: detector.threshold, label: `${chart.threshold} threshold ${number(detector.threshold)}` }] : [];
+};
 const EVAL_COLORS = ['#9333ea', '#ea580c', '#0891b2', '#65a30d'];
 
 /** Series a chart shows for these rows: its own that have any value, plus evaluation success series. */
@@ -26,33 +54,47 @@ function chartSeries(chart, rows) {
   return [...own, ...evals.map((name, i) => ({ name, label: `evaluation ${name}`, color: EVAL_COLORS[i % EVAL_COLORS.length] }))];
 }
 
-/** A job: header, live curves with warning markers, warnings, checkpoint health, trajectories. */
+/** A job: header, its warm-up, live curves with warning markers, warnings, checkpoint health, evaluations, trajectories. */
 export async function renderJob(main, [id], ctx) {
-  const [job, metrics, warnings, checkpoints] = await Promise.all([
+  const [job, metrics, warnings, checkpoints, warmup] = await Promise.all([
     api(`/v1/jobs/${id}`),
     api(`/v1/jobs/${id}/metrics`),
     api(`/v1/jobs/${id}/warnings`),
     api(`/v1/jobs/${id}/checkpoints`),
+    api(`/v1/jobs/${id}/warmup`),
   ]);
-  const state = { job, rows: metrics.data, warnings: warnings.data, checkpoints: checkpoints.data };
+  const state = { job, rows: metrics.data, warnings: warnings.data, detectors: warnings.detectors, checkpoints: checkpoints.data };
   const header = h('div', { class: 'job-header card' });
   const live = h('span', { class: 'live-indicator', dataset: { state: TERMINAL.has(job.status) ? 'ended' : 'connecting' } });
   const grid = h('div', { class: 'chart-grid' });
+  const lineage = h('div');
+  const warmupHost = h('div');
   const warningsCard = h('section', { class: 'card' });
   const checkpointsCard = h('section', { class: 'card' });
+  const evaluationsHost = h('div');
   const trajectoriesCard = h('section', { class: 'card trajectories-card' });
   const actionError = h('div');
+  const smoothing = smoothingControl((weight) => charts.forEach(({ chart }) => chart.setSmoothing(weight)));
   clear(
     main,
     h('div', { class: 'breadcrumbs' }, h('a', { href: '#/jobs' }, 'Jobs'), ' / ', job.name),
     header,
     actionError,
-    h('div', { class: 'section-title' }, h('h2', {}, 'Training curves'), live),
+    lineage,
+    warmupHost,
+    h('div', { class: 'section-title' }, h('h2', {}, 'Training curves ', h('span', { class: 'phase' }, 'RL steps')), h('div', { class: 'toolbar' }, smoothing.element, live)),
     grid,
     h('div', { class: 'two-columns' }, warningsCard, checkpointsCard),
+    evaluationsHost,
     trajectoriesCard,
   );
-  const charts = CHARTS.map((definition) => ({ definition, chart: new StepChart(grid, { ...definition, series: chartSeries(definition, state.rows) }) }));
+  const showError = (e) => clear(actionError, problemBox(e));
+  const warmupView = warmupPanel(warmupHost, warmup, ctx.signal);
+  const evaluations = evaluationsPanel(evaluationsHost, id, showError);
+  evaluations.load().catch(showError);
+  lineagePanel(lineage, job).catch(() => {});
+  const charts = CHARTS.map((definition) => ({ definition, chart: new StepChart(grid, { ...definition, series: chartSeries(definition, state.rows), thresholds: thresholdsOf(definition, state.detectors) }) }));
+  charts.forEach(({ chart }) => chart.setSmoothing(smoothing.weight));
   ctx.signal.addEventListener('abort', () => charts.forEach(({ chart }) => chart.destroy()));
 
   function drawCharts() {
@@ -68,32 +110,16 @@ export async function renderJob(main, [id], ctx) {
     // by a step or two: the header never shows less than the newest step drawn.
     const newest = state.rows.reduce((m, r) => Math.max(m, r.step), 0);
     const j = newest > state.job.currentStep ? { ...state.job, currentStep: newest, progress: newest / state.job.totalSteps } : state.job;
-    const remaining = eta(j);
-    const action = (label, verb, kind = '') =>
-      h(
-        'button',
-        {
-          type: 'button',
-          class: `button ${kind}`,
-          onclick: async () => {
-            clear(actionError);
-            try {
-              state.job = await api(`/v1/jobs/${j.id}/${verb}`, { method: 'POST' });
-              renderHeader();
-            } catch (e) {
-              clear(actionError, problemBox(e));
-            }
-          },
-        },
-        label,
-      );
+    const now = phase(j);
+    const drop = j.status === 'succeeded' ? evaluationDrop(state.rows) : null;
+    const action = (label, verb, kind = '') => actionButton(label, async () => ((state.job = await api(`/v1/jobs/${j.id}/${verb}`, { method: 'POST' })), renderHeader()), actionError, kind);
     const spec = j.spec ?? {};
     clear(
       header,
       h(
         'div',
         { class: 'job-title' },
-        h('div', {}, h('h1', {}, j.name, ' ', statusPill(j.status)), h('div', { class: 'muted mono small' }, j.id)),
+        h('div', {}, h('h1', {}, j.name, ' ', statusPill(j.status), dropBadge(drop), j.archivedAt ? h('span', { class: 'pill archived' }, j.purgedAt ? 'purged' : 'archived') : null), h('div', { class: 'muted mono small' }, j.id, labelChips(j.labels))),
         h(
           'div',
           { class: 'toolbar' },
@@ -101,9 +127,16 @@ export async function renderJob(main, [id], ctx) {
           ['running', 'queued'].includes(j.status) ? action('Pause', 'pause') : null,
           j.status === 'paused' ? action('Resume', 'resume', 'primary') : null,
           !TERMINAL.has(j.status) ? action('Cancel', 'cancel', 'danger') : null,
+          TERMINAL.has(j.status) && !j.archivedAt ? archiveButton(j) : null,
         ),
       ),
-      h('div', { class: 'job-progress' }, progressBar(j.progress), h('span', { class: 'job-step', dataset: { step: j.currentStep } }, `step ${j.currentStep} / ${j.totalSteps}`), remaining !== null ? h('span', { class: 'muted' }, `ETA ${duration(remaining)}`) : null),
+      h(
+        'div',
+        { class: 'job-progress', dataset: { phase: now.name } },
+        progressBar(now.fraction),
+        h('span', { class: 'job-step', dataset: { step: j.currentStep } }, now.name === 'warm-up' ? now.label : `step ${j.currentStep} / ${j.totalSteps}`),
+        now.eta !== null ? h('span', { class: 'muted job-eta' }, `ETA ${duration(now.eta)}${now.name === 'warm-up' ? ' (warm-up)' : ''}`) : null,
+      ),
       h(
         'dl',
         { class: 'facts' },
@@ -118,6 +151,11 @@ export async function renderJob(main, [id], ctx) {
         j.error ? fact('Error', j.error) : null,
       ),
     );
+  }
+
+  /** Archive (DELETE /v1/jobs/{id}): hidden from lists and pickers, results kept. */
+  function archiveButton(j) {
+    return actionButton('Archive', async () => ((state.job = await api(`/v1/jobs/${j.id}`, { method: 'DELETE' })), renderHeader()), actionError);
   }
 
   function renderWarnings() {
@@ -189,13 +227,19 @@ export async function renderJob(main, [id], ctx) {
       renderHeader();
     });
   };
+  // Steps streamed while a reload is in flight may be newer than its snapshot: they are kept
+  // aside and laid over it, or the curves would lose a point the stream already drew.
+  let streamedDuringReload = null;
   const reload = async () => {
+    const streamed = (streamedDuringReload = []);
     const [fresh, rows, checkpointList, warningList] = await Promise.all([api(`/v1/jobs/${id}`), api(`/v1/jobs/${id}/metrics`), api(`/v1/jobs/${id}/checkpoints`), api(`/v1/jobs/${id}/warnings`)]);
+    if (streamedDuringReload === streamed) streamedDuringReload = null;
     state.job = fresh;
     state.checkpoints = checkpointList.data;
     state.warnings = warningList.data;
     byStep.clear();
     for (const r of rows.data) byStep.set(r.step, r);
+    for (const r of streamed) byStep.set(r.step, r);
     renderCheckpoints();
     renderWarnings();
     redraw();
@@ -203,8 +247,18 @@ export async function renderJob(main, [id], ctx) {
   followEvents(
     id,
     (event) => {
-      if (event.type === 'step') {
-        byStep.set(event.data.step, { step: event.data.step, metrics: event.data.metrics });
+      if (event.type === 'log' && event.data?.warmup) {
+        const etaSeconds = warmupView.report(event.data.warmup, new Date(event.createdAt).getTime());
+        state.job = { ...state.job, warmup: { ...(state.job.warmup ?? {}), kind: event.data.warmup.kind, steps: event.data.warmup.steps, completed: event.data.warmup.done, etaSeconds } };
+        renderHeader();
+      } else if (event.type === 'step') {
+        if (event.data.step === 0) {
+          warmupView.done(id).catch(() => {});
+          state.job = { ...state.job, warmup: state.job.warmup ? { ...state.job.warmup, completed: state.job.warmup.steps } : null };
+        }
+        const row = { step: event.data.step, metrics: event.data.metrics };
+        byStep.set(row.step, row);
+        streamedDuringReload?.push(row);
         if (event.data.step >= state.job.currentStep) state.job = { ...state.job, currentStep: event.data.step, progress: event.data.step / state.job.totalSteps, latestMetrics: event.data.metrics };
         redraw();
         trajectories.latestStep(event.data.step);

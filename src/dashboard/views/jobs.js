@@ -1,15 +1,24 @@
 import { api } from '../api.js';
-import { ago, clear, duration, eta, h, problemBox, progressBar, severityPill, statusPill } from '../dom.js';
+import { ago, clear, duration, h, labelChips, number, phase, problemBox, progressBar, severityPill, statusPill } from '../dom.js';
+import { EvaluationDropCache } from './evaluations.js';
 import { WarningCache } from './warnings.js';
+
+/** The badge of a succeeded run whose last evaluation is far below its best. */
+export function dropBadge(drop) {
+  if (!drop?.fell) return null;
+  return h('span', { class: 'pill badge-eval-fell', title: `${drop.metric}: best ${number(drop.best)} at step ${drop.bestStep}, last ${number(drop.last)} at step ${drop.lastStep}` }, `eval fell: ${number(drop.last)} (best ${number(drop.best)})`);
+}
 
 const REFRESH_MS = 5000;
 const STATUSES = ['', 'queued', 'running', 'paused', 'succeeded', 'failed', 'cancelled'];
 
-/** Every job the caller may see, newest first, with status, owner, progress, ETA and warning badges. */
+/** Every job the caller may see, newest first, with status, owner, its phase's progress and ETA, and badges. */
 export async function renderJobs(main, _params, ctx) {
   const warnings = new WarningCache();
+  const drops = new EvaluationDropCache();
   const selected = new Set();
   let status = new URLSearchParams(location.hash.split('?')[1] ?? '').get('status') ?? '';
+  let archived = false;
   let jobs = [];
   let cursor = null;
   const body = h('tbody');
@@ -21,10 +30,11 @@ export async function renderJobs(main, _params, ctx) {
     { 'aria-label': 'status', onchange: (e) => ((status = e.target.value), load(false)) },
     STATUSES.map((s) => h('option', { value: s, selected: s === status }, s || 'all statuses')),
   );
+  const showArchived = h('label', { class: 'checkbox small' }, h('input', { type: 'checkbox', 'aria-label': 'show archived', onchange: (e) => ((archived = e.target.checked), load(false)) }), 'archived');
   const error = h('div');
   clear(
     main,
-    h('div', { class: 'page-header' }, h('div', {}, h('h1', {}, 'Jobs'), info), h('div', { class: 'toolbar' }, filter, compare)),
+    h('div', { class: 'page-header' }, h('div', {}, h('h1', {}, 'Jobs'), info), h('div', { class: 'toolbar' }, filter, showArchived, compare)),
     error,
     h(
       'div',
@@ -51,17 +61,17 @@ export async function renderJobs(main, _params, ctx) {
         compare.disabled = selected.size < 2;
       },
     });
-    const remaining = eta(job);
+    const now = phase(job);
     return h(
       'tr',
-      { dataset: { jobId: job.id } },
+      { dataset: { jobId: job.id, phase: now.name } },
       h('td', { class: 'narrow' }, check),
-      h('td', {}, h('a', { href: `#/jobs/${job.id}`, class: 'job-link' }, job.name), h('div', { class: 'muted mono small' }, job.id.slice(0, 8))),
-      h('td', {}, statusPill(job.status), job.status === 'queued' && job.queue ? h('div', { class: 'muted small' }, `#${job.queue.position} · ${job.queue.reason}`) : null),
+      h('td', {}, h('a', { href: `#/jobs/${job.id}`, class: 'job-link' }, job.name), labelChips(job.labels), h('div', { class: 'muted mono small' }, job.id.slice(0, 8))),
+      h('td', {}, statusPill(job.status), job.archivedAt ? h('span', { class: 'pill archived' }, job.purgedAt ? 'purged' : 'archived') : null, dropBadge(drops.get(job.id)), job.status === 'queued' && job.queue ? h('div', { class: 'muted small' }, `#${job.queue.position} · ${job.queue.reason}`) : null),
       h('td', {}, job.owner.name),
       h('td', {}, `${job.spec?.environment?.id ?? '?'} · ${job.spec?.algorithm?.id ?? '?'}`),
-      h('td', { class: 'progress-cell' }, progressBar(job.progress), h('span', { class: 'muted small' }, `${job.currentStep}/${job.totalSteps}`)),
-      h('td', {}, remaining === null ? '—' : duration(remaining)),
+      h('td', { class: 'progress-cell' }, progressBar(now.fraction, now.label), h('span', { class: 'muted small step-label' }, now.label)),
+      h('td', { class: 'eta-cell' }, now.eta === null ? '—' : `${duration(now.eta)}${now.name === 'warm-up' ? ' (warm-up)' : ''}`),
       h(
         'td',
         {},
@@ -86,12 +96,12 @@ export async function renderJobs(main, _params, ctx) {
 
   async function load(append) {
     try {
-      const query = new URLSearchParams({ limit: '50', ...(status ? { status } : {}), ...(append && cursor ? { after: cursor } : {}) });
+      const query = new URLSearchParams({ limit: '50', ...(status ? { status } : {}), ...(archived ? { archived: 'true' } : {}), ...(append && cursor ? { after: cursor } : {}) });
       const page = await api(`/v1/jobs?${query}`);
       jobs = append ? [...jobs, ...page.data] : page.data;
       cursor = page.next_cursor;
       more.hidden = !page.has_more;
-      await warnings.load(page.data);
+      await Promise.all([warnings.load(page.data), drops.load(page.data)]);
       clear(error);
       render();
     } catch (e) {
@@ -103,10 +113,10 @@ export async function renderJobs(main, _params, ctx) {
   async function refresh() {
     if (ctx.signal.aborted || document.hidden) return;
     try {
-      const query = new URLSearchParams({ limit: String(Math.min(100, Math.max(50, jobs.length))), ...(status ? { status } : {}) });
+      const query = new URLSearchParams({ limit: String(Math.min(100, Math.max(50, jobs.length))), ...(status ? { status } : {}), ...(archived ? { archived: 'true' } : {}) });
       const page = await api(`/v1/jobs?${query}`);
       jobs = page.data;
-      await warnings.load(jobs);
+      await Promise.all([warnings.load(jobs), drops.load(jobs)]);
       render();
     } catch {
       /* keep what is shown; the next refresh tries again */

@@ -48,22 +48,22 @@ describe('sampleWithDynamicSampling (DAPO)', () => {
     return () => batches[next++];
   };
 
-  it('draws batches until enough groups differ, and keeps the first ones in drawing order', () => {
+  it('draws batches until enough groups differ, and keeps the first ones in drawing order', async () => {
     // After batch 1: group 1 only; after 2: still 1; after 3: groups 1, 4, 5 → keep [1, 4].
-    const sample = sampleWithDynamicSampling(drawer(), (g) => g, 2, 10);
+    const sample = await sampleWithDynamicSampling(drawer(), (g) => g, 2, 10);
     expect(sample.batches).toBe(3);
     expect(sample.groups).toHaveLength(3 * 2);
     expect(sample.kept).toEqual([1, 4]);
   });
 
-  it('stops at the bound and keeps what it has', () => {
-    const sample = sampleWithDynamicSampling(drawer(), (g) => g, 2, 2);
+  it('stops at the bound and keeps what it has', async () => {
+    const sample = await sampleWithDynamicSampling(drawer(), (g) => g, 2, 2);
     expect(sample.batches).toBe(2);
     expect(sample.kept).toEqual([1]);
   });
 
-  it('draws one batch when it is already full of signal', () => {
-    expect(sampleWithDynamicSampling(() => [[0, 1]], (g) => g, 1, 10)).toEqual({ groups: [[0, 1]], kept: [0], batches: 1 });
+  it('draws one batch when it is already full of signal', async () => {
+    expect(await sampleWithDynamicSampling(() => [[0, 1]], (g) => g, 1, 10)).toEqual({ groups: [[0, 1]], kept: [0], batches: 1 });
   });
 });
 

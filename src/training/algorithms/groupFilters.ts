@@ -74,12 +74,12 @@ export interface DynamicSample<G> {
  * batch the same way). Where the code raises an error once its bound is spent, this trains on
  * what it has, which may be fewer groups or none.
  */
-export function sampleWithDynamicSampling<G>(drawBatch: () => G[], returnsOf: (group: G) => readonly number[], wanted: number, maxBatches: number): DynamicSample<G> {
+export async function sampleWithDynamicSampling<G>(drawBatch: () => G[] | Promise<G[]>, returnsOf: (group: G) => readonly number[], wanted: number, maxBatches: number): Promise<DynamicSample<G>> {
   const groups: G[] = [];
   let informative: number[] = [];
   let batches = 0;
   while (batches < Math.max(1, maxBatches) && informative.length < wanted) {
-    groups.push(...drawBatch());
+    groups.push(...(await drawBatch()));
     batches++;
     informative = dynamicSamplingKeep(groups.map(returnsOf));
   }

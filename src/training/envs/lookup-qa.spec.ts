@@ -245,7 +245,7 @@ describe('lookup-qa', () => {
     expect(clashes).toEqual([]);
   });
 
-  it('the rollout engine carries `search[x]` from a response to env.step, one engine for tools', () => {
+  it('the rollout engine carries `search[x]` from a response to env.step, one engine for tools', async () => {
     const definition = getEnvDefinition('lookup-qa');
     const tokenizer = new Tokenizer(definition.vocabulary(LOOKUP_QA_DEFAULTS), definition.actionNames, NUMBER_HISTORY_TOKENS);
     const contexts = new ContextBuilder(tokenizer, 400, 10, 'ragen');
@@ -265,7 +265,7 @@ describe('lookup-qa', () => {
       return env;
     };
     const settings = { maxTurns: 5, maxActionsPerTurn: 1, maxActionsPerEpisode: 5, temperature: 1, maxTokensPerTurn: 16, think: false, formatPenalty: -0.1 };
-    const [trajectory] = rollout(policy, makeEnv, [{ seed: 0, group: 0, sample: 0 }], tokenizer, contexts, settings);
+    const [trajectory] = await rollout(policy, makeEnv, [{ seed: 0, group: 0, sample: 0 }], tokenizer, contexts, settings);
     expect(trajectory.turns.map((t) => t.executed)).toEqual([['search[ Zorvek ]'], ['search[ Brask ]'], ['search'], ['answer[ Quillan ]']]);
     // The malformed call costs the env's 0.1; the answer pays 1: 0 + 0 − 0.1 + 1.
     expect(trajectory.turns.map((t) => t.reward)).toEqual([0, 0, -0.1, 1]);

@@ -34,13 +34,13 @@ describe("generateSokobanRoom (RAGEN's generator)", () => {
     expect(Math.min(...lengths)).toBeGreaterThanOrEqual(1);
   });
 
-  it('is solved by a random well-formed agent (1–5 uniform actions a turn, 5 turns, 10 actions) about 18% of the time', () => {
+  it('is solved by a random well-formed agent (1–5 uniform actions a turn, 5 turns, 10 actions) about 18% of the time', async () => {
     const spec = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
     expect(spec.rollout).toMatchObject({ maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10 });
     const definition = getEnvDefinition('sokoban');
     const tokenizer = tokenizerFor(definition, spec);
     const random = new RandomFormatPolicy(tokenizer, () => definition.actionNames, spec.rollout.maxActionsPerTurn, spec.rollout.think, new Rng(7));
-    const result = evaluate(random, definition, spec.environment.config, spec.rollout, tokenizer, contextsFor(tokenizer, spec), SEEDS);
+    const result = await evaluate(random, definition, spec.environment.config, spec.rollout, tokenizer, contextsFor(tokenizer, spec), SEEDS);
     console.log(`random agent on ${SEEDS} RAGEN rooms: success ${result.success.toFixed(3)}`);
     expect(Math.abs(result.success - 0.18)).toBeLessThanOrEqual(0.04);
   });

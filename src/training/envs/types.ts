@@ -1,4 +1,5 @@
 import type { TSchema } from '@sinclair/typebox';
+import type { ServedEnvironment } from './remote/remote-env';
 
 /** What the environment reports about one executed action. */
 export interface StepInfo {
@@ -9,6 +10,9 @@ export interface StepInfo {
   /** The action changed the state (walking into a wall is valid but not effective). */
   actionEffective: boolean;
 }
+
+/** A value, or a promise of it: built-in environments answer at once, remote ones over the network. */
+export type Awaitable<T> = T | Promise<T>;
 
 export interface StepResult {
   /** `render()` after the action. */
@@ -25,6 +29,11 @@ export interface StepResult {
  * argument, `name[argument]` with the argument a vocabulary word. Deterministic per seed:
  * `reset(seed)` followed by the same actions gives the same observations and rewards, and
  * stochastic dynamics (slippery ice, the bandit's payout) draw from a generator seeded by `reset`.
+ *
+ * `reset`, `step` and `clone` may answer with a promise (an environment served by another process,
+ * `envs/remote/`); the rollout engine awaits every call and plays the episodes of a turn
+ * concurrently, so a remote environment's requests of one turn are in flight together. A built-in
+ * answers synchronously, and code that holds a concrete built-in class keeps its synchronous types.
  */
 export interface Env {
   readonly id: string;
@@ -38,12 +47,12 @@ export interface Env {
    */
   readonly vocabulary: readonly string[];
   /** Starts an episode; returns the first observation. */
-  reset(seed: number): string;
+  reset(seed: number): Awaitable<string>;
   /**
    * Executes one action: an action word, or for parameterised actions (tool calls) a name with
    * its argument, `search[Zorvek]`. An unknown action is not executed: actionValid=false, reward 0.
    */
-  step(action: string): StepResult;
+  step(action: string): Awaitable<StepResult>;
   render(): string;
   /**
    * Independent copy of the current state, including the dynamics' random state. A tree rollout
@@ -51,24 +60,36 @@ export interface Env {
    * draw from a generator seeded by it, so the branch samples its own future as an independent
    * rollout would, instead of replaying the original's draws. Deterministic environments ignore it.
    */
-  clone(branchSeed?: number): Env;
+  clone(branchSeed?: number): Awaitable<Env>;
+  /** Ends the episode where the environment holds resources for it (a server's session); best effort. */
+  close?(): Awaitable<void>;
   /** True once the episode has ended. */
   readonly done: boolean;
+}
+
+/** A built-in environment: it answers every call at once, so code that plays one needs no await. */
+export interface SyncEnv extends Env {
+  reset(seed: number): string;
+  step(action: string): StepResult;
+  clone(branchSeed?: number): SyncEnv;
 }
 
 /** An expert that knows the task: next actions from the current state (re-planned every call). */
 export type Expert = (env: Env) => string[];
 
+/** An expert as a definition offers it: a built-in's answers at once, a server's over the network. */
+export type EnvExpert = (env: Env) => Awaitable<string[]>;
+
 /** Registry entry: how to build an environment, its config schema, and what it offers. */
-export interface EnvDefinition<C = Record<string, unknown>> {
+export interface EnvDefinition<C = Record<string, unknown>, E extends Env = Env> {
   id: string;
   description: string;
   /** TypeBox schema of the config, every field optional with a default and bounds. */
   configSchema: TSchema;
   defaults: C;
-  create(config: C): Env;
+  create(config: C): E;
   /** Present when demonstrations are possible (FrozenLake shortest path, Sokoban BFS). */
-  expert?: Expert;
+  expert?: EnvExpert;
   /** Actions of this environment, independent of config (the tool names where actions take an argument). */
   actionNames: readonly string[];
   /**
@@ -93,4 +114,6 @@ export interface EnvDefinition<C = Record<string, unknown>> {
   vocabulary(config: C): readonly string[];
   /** Most tokens one observation of this config can take (sizes the default context window). */
   observationTokens(config: C): number;
+  /** Set for an environment served by another process (envs/remote/): where, how, and its manifest's digest. */
+  served?: ServedEnvironment;
 }

@@ -32,6 +32,20 @@ export const THOUGHT_TOKEN_COUNT = 8;
 export const THOUGHT_TOKENS = Array.from({ length: THOUGHT_TOKEN_COUNT }, (_, i) => `t${i}`);
 export const NEWLINE = '\n';
 
+/**
+ * The open vocabulary's fallback, after a served environment's own words and actions: every
+ * printable ASCII character as a token, and for any other character its UTF-8 bytes as tokens
+ * `<0x80>` … `<0xFF>`, so every text encodes and nothing becomes `<unk>` (docs/environments.md).
+ */
+export const CHARACTER_TOKENS: readonly string[] = [
+  ...Array.from({ length: 0x7e - 0x21 + 1 }, (_, i) => String.fromCharCode(0x21 + i)),
+  ...Array.from({ length: 0x80 }, (_, i) => byteToken(0x80 + i)),
+];
+
+function byteToken(byte: number): string {
+  return `<0x${byte.toString(16).toUpperCase()}>`;
+}
+
 export class Tokenizer {
   readonly tokens: readonly string[];
   private readonly ids = new Map<string, number>();
@@ -39,6 +53,8 @@ export class Tokenizer {
   private readonly byFirstChar = new Map<string, string[]>();
   /** Ids the policy must never emit: padding, sequence start, unknown, context-only history tokens. */
   readonly forbiddenIds: readonly number[];
+  /** The vocabulary holds `CHARACTER_TOKENS`: an unmatched character is written as its UTF-8 bytes, never `<unk>`. */
+  private readonly bytes: boolean;
 
   /** `extraTokens` are appended last (the numeric-history tokens), so older vocabularies keep their ids. */
   constructor(envVocabulary: readonly string[], actionNames: readonly string[], extraTokens: readonly string[] = []) {
@@ -69,6 +85,7 @@ export class Tokenizer {
       this.byFirstChar.set(token[0], list);
     }
     for (const list of this.byFirstChar.values()) list.sort((a, b) => b.length - a.length);
+    this.bytes = this.ids.has(byteToken(0x80));
     const contextOnly = NUMBER_HISTORY_TOKENS.filter((t) => this.ids.has(t));
     this.forbiddenIds = [SPECIAL_TOKENS.pad, SPECIAL_TOKENS.bos, SPECIAL_TOKENS.unk, ...contextOnly].map((t) => this.id(t));
   }
@@ -87,7 +104,7 @@ export class Tokenizer {
     return this.ids.has(token);
   }
 
-  /** Longest-match split; spaces separate but are not tokens; unknown characters become <unk>. */
+  /** Longest-match split; spaces separate but are not tokens; unknown characters become <unk>, or their bytes in an open vocabulary. */
   encode(text: string): number[] {
     const out: number[] = [];
     let i = 0;
@@ -101,6 +118,10 @@ export class Tokenizer {
       if (match) {
         out.push(this.ids.get(match)!);
         i += match.length;
+      } else if (this.bytes && ch.charCodeAt(0) >= 0x80) {
+        const character = String.fromCodePoint(text.codePointAt(i)!);
+        for (const byte of Buffer.from(character, 'utf8')) out.push(this.ids.get(byteToken(byte))!);
+        i += character.length;
       } else {
         out.push(this.ids.get(SPECIAL_TOKENS.unk)!);
         i++;

@@ -76,9 +76,9 @@ describe('rollout', () => {
     { seed: 3, group: 1, sample: 0 },
   ];
 
-  it('batches one policy call per turn over the live episodes and scores turns', () => {
+  it('batches one policy call per turn over the live episodes and scores turns', async () => {
     const policy = new ScriptedPolicy(tokenizer, (turn) => ['<answer> Right || Right || Right </answer>', '<answer> Right </answer>', '<answer> Right </answer>'][turn]);
-    const trajectories = rollout(policy, () => new Corridor(), requests, tokenizer, contexts, settings);
+    const trajectories = await rollout(policy, () => new Corridor(), requests, tokenizer, contexts, settings);
     // Seed 3 starts at cell 1: two Rights (the per-turn cap) reach the goal in turn 1.
     // Seed 2 starts at cell 0: two Rights, then one more in turn 2.
     expect(policy.batches).toEqual([3, 2]);
@@ -92,9 +92,35 @@ describe('rollout', () => {
     expect(b.initialObservation).toBe(a.initialObservation);
   });
 
-  it('charges the format penalty for malformed responses and invalid actions, and sums the return', () => {
+  it('closes an ended episode’s session after its turn, the others’ at the end, and a failing close fails nothing', async () => {
+    const policy = new ScriptedPolicy(tokenizer, () => '<answer> Right || Right </answer>');
+    const closed: string[] = [];
+    /** A served environment's shape: close is asynchronous, once per session, and c's server refuses it. */
+    class Served extends Corridor {
+      private open = true;
+      constructor(private readonly name: string) {
+        super();
+      }
+      async close(): Promise<void> {
+        if (!this.open) return;
+        this.open = false;
+        closed.push(`${this.name} ${this.done ? 'ended' : 'cut'} after turn ${policy.batches.length}`);
+        if (this.name === 'c') throw new Error('the server is gone');
+      }
+    }
+    const names = ['a', 'b', 'c'];
+    let made = 0;
+    const trajectories = await rollout(policy, () => new Served(names[made++]), requests, tokenizer, contexts, { ...settings, maxTurns: 1 });
+    await new Promise((resolve) => setImmediate(resolve));
+    // c (seed 3, from cell 1) reaches the goal in turn 1 and is closed as soon as the turn is
+    // played; a and b (from cell 0) are cut at the turn limit and closed when the rollout ends.
+    expect(trajectories.map((t) => t.success)).toEqual([false, false, true]);
+    expect(closed).toEqual(['c ended after turn 1', 'a cut after turn 1', 'b cut after turn 1']);
+  });
+
+  it('charges the format penalty for malformed responses and invalid actions, and sums the return', async () => {
     const policy = new ScriptedPolicy(tokenizer, (turn) => ['Right', '<answer> Right || Jump </answer>', '<answer> Left </answer>'][turn]);
-    const [trajectory] = rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
+    const [trajectory] = await rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
     expect(trajectory.turns.map((t) => t.reward)).toEqual([-0.1, 0 - 0.1, 0]);
     expect(trajectory.return).toBeCloseTo(-0.1 + -0.1 + 0, 10);
     expect(trajectory.formatErrors).toBe(2);
@@ -103,22 +129,22 @@ describe('rollout', () => {
     expect(trajectory.turns.length).toBe(3);
   });
 
-  it('ends an episode when its action budget is spent', () => {
+  it('ends an episode when its action budget is spent', async () => {
     const policy = new ScriptedPolicy(tokenizer, () => '<answer> Left || Left </answer>');
-    const [trajectory] = rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
+    const [trajectory] = await rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
     // 2 actions in turn 1, the third (and last of the budget) in turn 2.
     expect(trajectory.turns.map((t) => t.executed.length)).toEqual([2, 1]);
     expect(trajectory.actionCount).toBe(3);
     expect(trajectory.terminated).toBe(false);
   });
 
-  it('conditions each turn on the history (observation, actions left, response, reward)', () => {
+  it('conditions each turn on the history (observation, actions left, response, reward)', async () => {
     const seen: string[] = [];
     const policy = new ScriptedPolicy(tokenizer, (turn, prompt) => {
       seen.push(tokenizer.decode([...prompt]));
       return '<answer> Left </answer>';
     });
-    rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
+    await rollout(policy, () => new Corridor(), [requests[0]], tokenizer, contexts, settings);
     expect(seen[1]).toBe('<bos> <obs> P _ _ _ <left> 3 <resp> <answer> Left </answer> <eos> <rwd> 0 <obs> P _ _ _ <left> 2 <resp>');
   });
 });

@@ -72,8 +72,8 @@ export interface LiveEpisode {
 }
 
 /** A fresh episode on `env`, reset to the request's seed. */
-export function startEpisode(env: Env, request: EpisodeRequest): LiveEpisode {
-  const observation = env.reset(request.seed);
+export async function startEpisode(env: Env, request: EpisodeRequest): Promise<LiveEpisode> {
+  const observation = await env.reset(request.seed);
   return {
     env,
     observation,
@@ -92,22 +92,43 @@ export function startEpisode(env: Env, request: EpisodeRequest): LiveEpisode {
   };
 }
 
+/** Fresh episodes for `requests`, reset together (a remote environment's resets are in flight at once). */
+export function startEpisodes(makeEnv: () => Env, requests: readonly EpisodeRequest[]): Promise<LiveEpisode[]> {
+  return Promise.all(requests.map((request) => startEpisode(makeEnv(), request)));
+}
+
+/**
+ * Ends the episodes' sessions where their environment holds one (a server's), best effort and
+ * together. Never rejects (a close that fails costs the server memory, not the run), so a caller
+ * may leave it unawaited; closing an episode twice sends nothing the second time.
+ */
+export async function closeEpisodes(episodes: readonly LiveEpisode[]): Promise<void> {
+  if (episodes.length === 0 || !episodes[0].env.close) return;
+  await Promise.allSettled(episodes.map(async (e) => e.env.close?.()));
+}
+
 /**
  * Plays every requested episode for up to `maxTurns` turns, batching one policy call per turn
  * over all episodes still running (docs/training.md, "Turns and parsing"). A turn parses the
  * response, executes at most `maxActionsPerTurn` actions (and never more than
  * `maxActionsPerEpisode` in the episode), and scores env rewards plus the format penalty.
  */
-export function rollout(
+export async function rollout(
   policy: ResponsePolicy,
   makeEnv: () => Env,
   requests: readonly EpisodeRequest[],
   tokenizer: Tokenizer,
   contexts: ContextBuilder,
   settings: RolloutSettings,
-): Trajectory[] {
-  const episodes = requests.map((request) => startEpisode(makeEnv(), request));
-  playToEnd(policy, episodes, tokenizer, contexts, settings);
+): Promise<Trajectory[]> {
+  const episodes = await startEpisodes(makeEnv, requests);
+  try {
+    // An episode that ended frees its server session at once: the closes go out while the policy
+    // computes the next turn, when the server is idle, and nothing waits for their answers.
+    await playToEnd(policy, episodes, tokenizer, contexts, settings, (played) => void closeEpisodes(played.filter((e) => e.ended)));
+  } finally {
+    void closeEpisodes(episodes);
+  }
   return episodes.map((e) => e.trajectory);
 }
 
@@ -115,21 +136,24 @@ export function rollout(
  * Plays the episodes turn by turn until each has ended or `maxTurns` have passed, then frees what
  * the policy kept between turns; `afterTurn` sees the episodes that played each turn.
  */
-export function playToEnd(
+export async function playToEnd(
   policy: ResponsePolicy,
   episodes: readonly LiveEpisode[],
   tokenizer: Tokenizer,
   contexts: ContextBuilder,
   settings: RolloutSettings,
   afterTurn?: (played: readonly LiveEpisode[]) => void,
-): void {
-  for (let turn = 0; turn < settings.maxTurns; turn++) {
-    const live = episodes.filter((e) => !e.ended);
-    if (live.length === 0) break;
-    playTurns(policy, live, tokenizer, contexts, settings);
-    afterTurn?.(live);
+): Promise<void> {
+  try {
+    for (let turn = 0; turn < settings.maxTurns; turn++) {
+      const live = episodes.filter((e) => !e.ended);
+      if (live.length === 0) break;
+      await playTurns(policy, live, tokenizer, contexts, settings);
+      afterTurn?.(live);
+    }
+  } finally {
+    policy.release?.();
   }
-  policy.release?.();
 }
 
 /**
@@ -137,22 +161,26 @@ export function playToEnd(
  * the turn played. Every rollout engine plays its turns through here, so they share one meaning
  * of a turn (and tool or environment feedback is just the next observation).
  */
-export function playTurns(policy: ResponsePolicy, episodes: readonly LiveEpisode[], tokenizer: Tokenizer, contexts: ContextBuilder, settings: RolloutSettings): void {
+export async function playTurns(policy: ResponsePolicy, episodes: readonly LiveEpisode[], tokenizer: Tokenizer, contexts: ContextBuilder, settings: RolloutSettings): Promise<void> {
   const eos = tokenizer.id('<eos>');
   const prompts = episodes.map((e) => contexts.build(e.history, e.observation, actionsLeft(e, settings)));
   const responses = policy.respond(prompts, settings.temperature, settings.maxTokensPerTurn);
-  episodes.forEach((episode, i) => {
-    const response = responses[i];
-    const text = tokenizer.decode(response.tokens.filter((t) => t !== eos));
-    playTurn(episode, prompts[i], response, text, settings);
-  });
+  // Each episode steps its own environment in order; the episodes of the turn go on together, so
+  // a remote environment's requests overlap (a built-in's steps answer at once either way).
+  await Promise.all(
+    episodes.map((episode, i) => {
+      const response = responses[i];
+      const text = tokenizer.decode(response.tokens.filter((t) => t !== eos));
+      return playTurn(episode, prompts[i], response, text, settings);
+    }),
+  );
 }
 
 function actionsLeft(episode: LiveEpisode, settings: RolloutSettings): number {
   return settings.maxActionsPerEpisode - episode.trajectory.actionCount;
 }
 
-function playTurn(episode: LiveEpisode, context: number[], response: Generation, text: string, settings: RolloutSettings): void {
+async function playTurn(episode: LiveEpisode, context: number[], response: Generation, text: string, settings: RolloutSettings): Promise<void> {
   const { env, trajectory } = episode;
   const leftBefore = actionsLeft(episode, settings);
   const parsed = parseResponse(text, settings.think);
@@ -161,7 +189,7 @@ function playTurn(episode: LiveEpisode, context: number[], response: Generation,
   let envReward = 0;
   for (const action of parsed.actions.slice(0, settings.maxActionsPerTurn)) {
     if (env.done || trajectory.actionCount >= settings.maxActionsPerEpisode) break;
-    const result = env.step(action);
+    const result = await env.step(action);
     if (!result.info.actionValid) {
       invalidActions++;
       continue;

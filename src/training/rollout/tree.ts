@@ -4,7 +4,7 @@ import type { Tokenizer } from '../policy/tokenizer';
 import type { Rng } from '../random';
 import { BranchRule, globalSampleCount, segmentEntropy, shouldBranch } from './branching';
 import type { ContextBuilder } from './context';
-import { LiveEpisode, ResponsePolicy, RolloutSettings, Trajectory, playToEnd, playTurns, startEpisode } from './engine';
+import { LiveEpisode, ResponsePolicy, RolloutSettings, Trajectory, closeEpisodes, playToEnd, playTurns, startEpisode, startEpisodes } from './engine';
 
 /** How a tree rollout spends a group's budget of k trajectories (docs/training.md, "Tree rollouts"). */
 export interface TreeSettings {
@@ -73,6 +73,7 @@ interface GroupTree {
   seed: number;
   group: number;
   paths: LiveEpisode[];
+  globalSamples: number;
   stats: TreeGroupStats;
   /** Branching rounds in a row so far (AEPO's l, counted per prompt as its code does). */
   consecutive: number;
@@ -93,7 +94,7 @@ interface GroupTree {
  * first observation (H_root) and one whole episode (H̄_tool, the mean of its segment entropies),
  * which set m.
  */
-export function treeRollout(
+export async function treeRollout(
   policy: ResponsePolicy,
   makeEnv: () => Env,
   seeds: readonly number[],
@@ -102,65 +103,97 @@ export function treeRollout(
   settings: RolloutSettings,
   tree: TreeSettings,
   rng: BranchRng,
-): TreeRollout {
+): Promise<TreeRollout> {
   const k = tree.groupSize;
   const entropyOf = (episode: LiveEpisode) => {
     const turns = episode.trajectory.turns;
     return segmentEntropy(turns[turns.length - 1].response.entropies, tokenizer.size, tree.entropyTokens);
   };
-  const probes = tree.rule === 'aepo' && tree.preMonitoring ? probeEntropies(policy, makeEnv, seeds, tokenizer, contexts, settings, tree, entropyOf) : null;
+  const probes = tree.rule === 'aepo' && tree.preMonitoring ? await probeEntropies(policy, makeEnv, seeds, tokenizer, contexts, settings, tree, entropyOf) : null;
   const groups: GroupTree[] = seeds.map((seed, group) => {
     const globalSamples = probes
       ? globalSampleCount(k, probes[group].root, probes[group].tool, tree.monitorBeta)
       : Math.max(1, Math.min(k, Math.round(tree.initialShare * k)));
     const stats: TreeGroupStats = { globalSamples, branches: 0, branchRuns: [], afterFeedbackEntropies: [] };
     if (probes) Object.assign(stats, { rootEntropy: probes[group].root, toolEntropy: probes[group].tool });
-    const paths = Array.from({ length: globalSamples }, (_, sample) => startEpisode(makeEnv(), { seed, group, sample }));
-    return { seed, group, paths, stats, consecutive: 0 };
+    return { seed, group, paths: [], globalSamples, stats, consecutive: 0 };
   });
-  const firstEntropy = new Map<LiveEpisode, number>();
-  const latestEntropy = new Map<LiveEpisode, number>();
-  for (;;) {
-    const live = groups.flatMap((g) => g.paths.filter((p) => !p.ended));
-    if (live.length === 0) break;
-    playTurns(policy, live, tokenizer, contexts, settings);
-    for (const path of live) {
-      const entropy = entropyOf(path);
-      if (!firstEntropy.has(path)) firstEntropy.set(path, entropy);
-      latestEntropy.set(path, entropy);
-      if (path.trajectory.turns.length > 1) groups[path.trajectory.group].stats.afterFeedbackEntropies.push(entropy);
-      if (path.trajectory.turns.length >= settings.maxTurns) path.ended = true;
-    }
-    for (const group of groups) grow(group);
+  const firstPaths = await startEpisodes(makeEnv, groups.flatMap((g) => Array.from({ length: g.globalSamples }, (_, sample) => ({ seed: g.seed, group: g.group, sample }))));
+  for (const path of firstPaths) groups[path.trajectory.group].paths.push(path);
+  try {
+    await playTree();
+  } finally {
+    await closeEpisodes(groups.flatMap((g) => g.paths));
   }
-  policy.release?.();
   for (const group of groups) if (group.consecutive > 0) group.stats.branchRuns.push(group.consecutive);
   return {
     trajectories: groups.flatMap((g) => g.paths.map((p) => p.trajectory).sort((a, b) => a.sample - b.sample)),
     groups: groups.map((g) => g.stats),
   };
 
-  /** One round's branching for a group, or a fresh global sample when none of its paths runs. */
-  function grow(group: GroupTree): void {
-    const running = group.paths.filter((p) => !p.ended);
-    if (group.paths.length >= k) return endRun(group);
-    if (running.length === 0) {
-      group.paths.push(startEpisode(makeEnv(), { seed: group.seed, group: group.group, sample: group.paths.length }));
-      return endRun(group);
+  async function playTree(): Promise<void> {
+    const firstEntropy = new Map<LiveEpisode, number>();
+    const latestEntropy = new Map<LiveEpisode, number>();
+    try {
+      for (;;) {
+        const live = groups.flatMap((g) => g.paths.filter((p) => !p.ended));
+        if (live.length === 0) break;
+        await playTurns(policy, live, tokenizer, contexts, settings);
+        for (const path of live) {
+          const entropy = entropyOf(path);
+          if (!firstEntropy.has(path)) firstEntropy.set(path, entropy);
+          latestEntropy.set(path, entropy);
+          if (path.trajectory.turns.length > 1) groups[path.trajectory.group].stats.afterFeedbackEntropies.push(entropy);
+          if (path.trajectory.turns.length >= settings.maxTurns) path.ended = true;
+        }
+        // Decisions draw from the shared generator in group order; the copies they ask for are made afterwards, together.
+        const pending = groups.map((group) => grow(group, firstEntropy, latestEntropy));
+        await Promise.all(pending.flat().map(async (make) => make()));
+      }
+    } finally {
+      policy.release?.();
     }
-    let created = 0;
+  }
+
+  /**
+   * One round's branching decisions for a group, or a fresh global sample when none of its paths
+   * runs; returns the paths to make (a remote environment copies or resets over the network), each
+   * of which takes its slot in `group.paths` so sample numbers follow the order of the decisions.
+   */
+  function grow(group: GroupTree, firstEntropy: Map<LiveEpisode, number>, latestEntropy: Map<LiveEpisode, number>): (() => Promise<void>)[] {
+    const running = group.paths.filter((p) => !p.ended);
+    if (group.paths.length >= k) {
+      endRun(group);
+      return [];
+    }
+    const slot = (make: () => Promise<LiveEpisode>) => {
+      const index = group.paths.length;
+      group.paths.push(null as unknown as LiveEpisode);
+      return async () => {
+        group.paths[index] = await make();
+      };
+    };
+    if (running.length === 0) {
+      const sample = group.paths.length;
+      const made = slot(() => startEpisode(makeEnv(), { seed: group.seed, group: group.group, sample }));
+      endRun(group);
+      return [made];
+    }
+    const made: (() => Promise<void>)[] = [];
     for (const source of running) {
       const entropyChange = latestEntropy.get(source)! - firstEntropy.get(source)!;
       for (let d = 0; d < tree.branchesPerDecision && group.paths.length < k; d++) {
         const decision = { u: rng.next(), entropyChange, consecutiveBranches: group.consecutive };
         if (!shouldBranch(decision, tree)) continue;
-        group.paths.push(branchOf(source, group.paths.length, rng.nextUint32()));
-        created++;
+        const sample = group.paths.length;
+        const branchSeed = rng.nextUint32();
+        made.push(slot(() => branchOf(source, sample, branchSeed)));
       }
     }
-    group.stats.branches += created;
-    if (created > 0) group.consecutive++;
+    group.stats.branches += made.length;
+    if (made.length > 0) group.consecutive++;
     else endRun(group);
+    return made;
   }
 }
 
@@ -170,10 +203,10 @@ function endRun(group: GroupTree): void {
 }
 
 /** A copy of `source` at its current state, continuing as trajectory `sample` of the group. */
-function branchOf(source: LiveEpisode, sample: number, branchSeed: number): LiveEpisode {
+async function branchOf(source: LiveEpisode, sample: number, branchSeed: number): Promise<LiveEpisode> {
   const from = source.trajectory;
   return {
-    env: source.env.clone(branchSeed),
+    env: await source.env.clone(branchSeed),
     observation: source.observation,
     history: [...source.history],
     ended: false,
@@ -186,7 +219,7 @@ function branchOf(source: LiveEpisode, sample: number, branchSeed: number): Live
  * first observation, and H̄_tool, the mean segment entropy of a whole probe episode (its first
  * segment included, as in AEPO's code; H_root when the episode has no segment).
  */
-function probeEntropies(
+async function probeEntropies(
   policy: ResponsePolicy,
   makeEnv: () => Env,
   seeds: readonly number[],
@@ -195,16 +228,25 @@ function probeEntropies(
   settings: RolloutSettings,
   tree: TreeSettings,
   entropyOf: (episode: LiveEpisode) => number,
-): { root: number; tool: number }[] {
-  const start = () => seeds.map((seed, group) => startEpisode(makeEnv(), { seed, group, sample: -1 }));
+): Promise<{ root: number; tool: number }[]> {
+  const start = () => startEpisodes(makeEnv, seeds.map((seed, group) => ({ seed, group, sample: -1 })));
   // Only the first `entropyTokens` positions count, so the root probe stops there.
-  const rootProbe = start();
-  playTurns(policy, rootProbe, tokenizer, contexts, { ...settings, maxTokensPerTurn: Math.min(settings.maxTokensPerTurn, tree.entropyTokens) });
-  policy.release?.();
+  const rootProbe = await start();
+  try {
+    await playTurns(policy, rootProbe, tokenizer, contexts, { ...settings, maxTokensPerTurn: Math.min(settings.maxTokensPerTurn, tree.entropyTokens) });
+  } finally {
+    policy.release?.();
+    await closeEpisodes(rootProbe);
+  }
   const roots = rootProbe.map(entropyOf);
   const segments: number[][] = seeds.map(() => []);
-  playToEnd(policy, start(), tokenizer, contexts, settings, (played) => {
-    for (const episode of played) segments[episode.trajectory.group].push(entropyOf(episode));
-  });
+  const probe = await start();
+  try {
+    await playToEnd(policy, probe, tokenizer, contexts, settings, (played) => {
+      for (const episode of played) segments[episode.trajectory.group].push(entropyOf(episode));
+    });
+  } finally {
+    await closeEpisodes(probe);
+  }
   return seeds.map((_, g) => ({ root: roots[g], tool: segments[g].length > 0 ? segments[g].reduce((a, b) => a + b, 0) / segments[g].length : roots[g] }));
 }

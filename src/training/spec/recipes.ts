@@ -13,8 +13,8 @@ export interface Recipe {
 export type RecipeWarmup = 'format' | 'demonstrations';
 
 /**
- * The small model that learns best on these tasks, as bench/learning measured it (README,
- * "Measured"): 2 layers of width 32, answers without `<think>` (thought tokens of a model this
+ * The small model that learns best on these tasks, as bench/learning measured it
+ * (docs/results.md): 2 layers of width 32, answers without `<think>` (thought tokens of a model this
  * size carry nothing, and a think block lengthens every turn of the history), and a cosine
  * learning-rate decay, which keeps long runs from breaking late.
  */
@@ -73,10 +73,18 @@ const FROM_FORMAT: Recipe = { ...SMALL_MODEL, algorithm: SELF_IMITATION };
  */
 const SOKOBAN_FROM_FORMAT: Recipe = { ...FROM_FORMAT, algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } };
 
+/**
+ * A served environment's recipe: what learns on the built-ins without an expert (the format
+ * warm-up and 16 self-imitation steps, as FrozenLake's), or from the server's expert when it has
+ * one (400 imitation steps). Nothing is measured on a server StarLab has not seen, so these are
+ * the built-ins' findings carried over.
+ */
+export const SERVED_RECIPES: Readonly<Partial<Record<RecipeWarmup, Recipe>>> = { format: FROM_FORMAT, demonstrations: FROM_DEMONSTRATIONS };
+
 /** What the catalogue says of every recipe. */
 export const RECIPE_DESCRIPTION =
   "RAGEN's protocol (its rooms, whole-episode history, update and evaluation) with StarLab's small model: 2 layers of width 32, " +
-  'answers without <think> (RAGEN thinks; a model this small learned better without, see the README table, which shows StarPO-S both ways), ' +
+  'answers without <think> (RAGEN thinks; a model this small learned better without, see docs/results.md, which shows StarPO-S both ways), ' +
   'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64, which imitated and held measurably better; ' +
   'on Sokoban from demonstrations, width 64, 1200 warm-up steps and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
   'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 on FrozenLake, 32 on Sokoban), which is what lifted it above the random agent.';

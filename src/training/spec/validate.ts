@@ -14,7 +14,7 @@ import {
   SpecVersion,
   TrainingConfig,
 } from './job-spec';
-import { RECIPES, Recipe } from './recipes';
+import { RECIPES, Recipe, SERVED_RECIPES } from './recipes';
 
 export type WarmupKind = 'none' | 'format' | 'demonstrations';
 
@@ -36,6 +36,8 @@ export interface JobSpec {
 /** Room the context must leave beyond one response: the observation of the current turn. */
 const MIN_PROMPT_TOKENS = 16;
 const MAX_CONTEXT_LENGTH = 512;
+/** The schema's lower bound on model.config.contextLength: a derived window below it would not re-validate when the worker reads the stored spec. */
+const MIN_CONTEXT_LENGTH = 32;
 /** Longest number the history writes for a reward ("-10.25"). */
 const REWARD_TOKENS_MAX = 6;
 const PartialAlgorithmConfig = Type.Partial(AlgorithmConfigSchema, { additionalProperties: false });
@@ -43,19 +45,20 @@ const PartialAlgorithmConfig = Type.Partial(AlgorithmConfigSchema, { additionalP
 type RawSpec = Record<string, unknown>;
 
 /**
- * Validates a raw job definition (README, "Job spec") and resolves it: the environment's rollout
+ * Validates a raw job definition (docs/training.md, "The job spec") and resolves it: the environment's rollout
  * budgets and the recipe for its warm-up kind under the job's own values, schema defaults, the
  * environment's config defaults, the algorithm preset overlaid by `algorithm.config`, and a
  * context window that holds a whole episode. Throws SpecValidationError listing every bad field
  * with its bound.
  */
-export function parseJobSpec(raw: unknown): JobSpec {
+export function parseJobSpec(raw: unknown, served?: EnvDefinition): JobSpec {
   if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) {
     throw new SpecValidationError([{ field: '(body)', message: 'must be a JSON object' }]);
   }
-  const envDefinition = definitionOf((raw as RawSpec).environment);
+  const envDefinition = definitionOf((raw as RawSpec).environment, served);
   const top = checkAgainst<JobSpecInput>(JobSpecSchema, withDefaultsUnder(raw as RawSpec, envDefinition), '');
-  const errors: FieldError[] = [...top.errors];
+  // The schema lists the built-in ids; a served environment's id is known from its registration.
+  const errors: FieldError[] = top.errors.filter((e) => !(served && envDefinition === served && e.field === 'environment.id'));
   const input = top.value;
   if (errors.some((e) => e.field === 'environment' || e.field === 'algorithm' || e.field === 'environment.id')) throw new SpecValidationError(errors);
 
@@ -89,6 +92,9 @@ export function parseJobSpec(raw: unknown): JobSpec {
   const hasExpert = Boolean(envDefinition!.expert);
   if (spec.training.warmup.kind === ('auto' as string)) spec.training.warmup.kind = hasExpert ? 'demonstrations' : 'format';
   errors.push(...crossFieldErrors(spec, hasExpert));
+  if (envDefinition!.served && !envDefinition!.served.fork && spec.algorithm.config.rollout !== 'independent') {
+    errors.push({ field: 'algorithm.id', message: `${algorithmId} branches episodes, and the server of ${spec.environment.id} does not copy them (POST /fork); choose a preset that does not branch` });
+  }
   if (errors.length > 0) throw new SpecValidationError(errors);
   return spec;
 }
@@ -97,13 +103,14 @@ export function parseJobSpec(raw: unknown): JobSpec {
  * A job's spec as stored: the resolved spec it was submitted as. Specs stored before
  * `specVersion` existed are version 1 and run as they did then.
  */
-export function parseStoredJobSpec(stored: unknown): JobSpec {
+export function parseStoredJobSpec(stored: unknown, served?: EnvDefinition): JobSpec {
   const isObject = typeof stored === 'object' && stored !== null && !Array.isArray(stored);
-  return parseJobSpec(isObject && (stored as RawSpec).specVersion === undefined ? { ...(stored as RawSpec), specVersion: 1 } : stored);
+  return parseJobSpec(isObject && (stored as RawSpec).specVersion === undefined ? { ...(stored as RawSpec), specVersion: 1 } : stored, served);
 }
 
-function definitionOf(environment: unknown): EnvDefinition | undefined {
+function definitionOf(environment: unknown, served?: EnvDefinition): EnvDefinition | undefined {
   const id = (environment as { id?: unknown } | undefined)?.id;
+  if (served && id === served.id) return served;
   return typeof id === 'string' && Object.prototype.hasOwnProperty.call(ENVIRONMENTS, id) ? ENVIRONMENTS[id] : undefined;
 }
 
@@ -127,7 +134,8 @@ function withDefaultsUnder(raw: RawSpec, definition: EnvDefinition | undefined):
   const training = isPlainObject(raw.training) ? raw.training : undefined;
   const warmup = isPlainObject(training?.warmup) ? (training!.warmup as RawSpec) : undefined;
   const kind = warmup?.kind === undefined || warmup.kind === 'auto' ? (definition.expert ? 'demonstrations' : 'format') : warmup.kind;
-  const recipe: Recipe = version === 2 ? (RECIPES[definition.id]?.[kind as 'format' | 'demonstrations'] ?? {}) : {};
+  const recipes = definition.served ? SERVED_RECIPES : RECIPES[definition.id];
+  const recipe: Recipe = version === 2 ? (recipes?.[kind as 'format' | 'demonstrations'] ?? {}) : {};
   const legacy: Partial<Record<'environment' | 'algorithm' | 'model' | 'rollout', RawSpec>> = version === 1 ? legacyFields(definition.id) : {};
   const model = isPlainObject(raw.model) ? raw.model : raw.model === undefined ? {} : undefined;
   const algorithm = raw.algorithm;
@@ -161,7 +169,7 @@ function legacyFields(envId: string): Record<'environment' | 'algorithm' | 'mode
 export function episodeContextLength(definition: EnvDefinition, envConfig: Record<string, unknown>, rollout: RolloutConfig): number {
   const actionsLeftDigits = String(rollout.maxActionsPerEpisode).length;
   const perTurn = 1 + definition.observationTokens(envConfig) + 1 + actionsLeftDigits + 1 + rollout.maxTokensPerTurn + 1 + REWARD_TOKENS_MAX;
-  return Math.min(MAX_CONTEXT_LENGTH, 1 + rollout.maxTurns * perTurn);
+  return Math.max(MIN_CONTEXT_LENGTH, Math.min(MAX_CONTEXT_LENGTH, 1 + rollout.maxTurns * perTurn));
 }
 
 /**

@@ -1,0 +1,36 @@
+import { COLUMNS, RAGEN_BUDGET, RAGEN_STEPS, ROWS, runKey, specOf } from '../../bench/learning-table';
+import { parseJobSpec } from '../../src/training/spec/validate';
+
+/**
+ * RAGEN's rows at RAGEN's budget (issue: the like-for-like rows ran 100 steps with a cosine decay
+ * and the default column added self-imitation): the jobs those cells train are RAGEN's update
+ * alone from the format warm-up, 200 steps at a constant learning rate, while the other cells keep
+ * the row's budget and the recipe's schedule.
+ */
+describe("bench/learning's RAGEN's-budget columns", () => {
+  const sokoban = ROWS.find((r) => r.name === 'sokoban')!;
+  const budget = COLUMNS.filter((c) => c.name.endsWith(`/${RAGEN_BUDGET}`));
+
+  it('are StarPO-S, PPO and GRPO from the format warm-up, 3 seeds each', () => {
+    expect(budget.map((c) => [c.name, c.warmup, c.seeds])).toEqual(
+      ['starpo-s', 'starpo-ppo', 'starpo-grpo'].map((preset) => [`format/${preset}/${RAGEN_BUDGET}`, 'format', [1, 2, 3]]),
+    );
+  });
+
+  it('train 200 constant-rate steps without self-imitation', () => {
+    for (const column of budget) {
+      const spec = parseJobSpec(specOf(runKey(sokoban, column, 1)));
+      expect([spec.training.steps, spec.training.lrSchedule, spec.algorithm.config.selfImitationSteps, spec.training.warmup.kind]).toEqual([RAGEN_STEPS, 'constant', 0, 'format']);
+    }
+  });
+
+  it("leave the other columns at the row's budget and the recipe's cosine decay", () => {
+    const recipe = parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === 'format/starpo-s')!, 1)));
+    expect([recipe.training.steps, recipe.training.lrSchedule]).toEqual([100, 'cosine']);
+  });
+
+  it("label the self-imitation and demonstrations columns as StarLab's recipe, not as the preset", () => {
+    expect(COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16')!.label).toBe("StarLab's recipe: starpo-s + self-imitation 16");
+    expect(COLUMNS.find((c) => c.name === 'demonstrations/starpo-s')!.label).toBe('SFT, then starpo-s');
+  });
+});
