@@ -1,5 +1,26 @@
+import { spawnSync } from 'node:child_process';
 import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { requestedThreads, shareCoresAmong } from './backend';
+
+describe('loading the wasm backend', () => {
+  it('leaves the process its own rejection handlers: a tolerated rejection does not kill it', () => {
+    // Emscripten's build installs a handler that rethrows every unhandled rejection; the process
+    // below tolerates one, as src/worker.ts tolerates a connection failure Prisma leaves unhandled.
+    const script = `
+      const { initBackend } = require(${JSON.stringify(join(__dirname, 'backend.ts'))});
+      initBackend('wasm').then((name) => {
+        process.on('unhandledRejection', (reason) => console.log('tolerated: ' + reason.message));
+        Promise.reject(new Error('connection terminated'));
+        setTimeout(() => console.log('alive on ' + name + ', ' + process.listenerCount('unhandledRejection') + ' handler(s)'), 100);
+      });`;
+    const run = spawnSync(process.execPath, ['-r', join(__dirname, '..', '..', 'scripts', 'register.js'), '-e', script], { encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).not.toMatch(/connection terminated/);
+    expect(run.stdout).toContain('tolerated: connection terminated');
+    expect(run.stdout).toContain('alive on wasm, 1 handler(s)');
+    expect(run.status).toBe(0);
+  });
+});
 
 describe('training threads', () => {
   const saved = { threads: process.env.STARLAB_TRAINING_THREADS, jest: process.env.JEST_WORKER_ID };

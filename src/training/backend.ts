@@ -39,6 +39,26 @@ const loaders: Record<BackendName, () => boolean> = {
 
 let active: BackendName | null = null;
 
+const PROCESS_EVENTS = ['unhandledRejection', 'uncaughtException'] as const;
+
+/**
+ * Runs `load` and removes the process-wide handlers it added. The wasm backend is an Emscripten
+ * build, which installs an `unhandledRejection` handler that rethrows: with it, a rejection the
+ * process chose to tolerate (src/worker.ts logs a connection failure Prisma leaves unhandled and
+ * goes on) kills the process anyway, orphaning its training child. The process's own handlers
+ * decide what is fatal.
+ */
+async function keepingProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+  try {
+    return await load();
+  } finally {
+    for (const event of PROCESS_EVENTS) {
+      for (const listener of process.listeners(event)) if (!before.get(event)!.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+    }
+  }
+}
+
 /**
  * Selects and initialises a backend once per process. `auto` walks BACKEND_PREFERENCE and takes
  * the first that loads; a named backend that cannot load is an error, not a silent fallback.
@@ -58,8 +78,8 @@ export async function initBackend(
   for (const name of candidates) {
     if (!loaders[name]()) continue;
     const threads = name === 'wasm' ? wasmThreads() : 1;
-    if (!(await withThreadPoolOf(threads, () => tf.setBackend(TF_BACKEND[name])))) continue;
-    await tf.ready();
+    const loaded = await keepingProcessHandlers(async () => (await withThreadPoolOf(threads, () => tf.setBackend(TF_BACKEND[name]))) && (await tf.ready(), true));
+    if (!loaded) continue;
     if (name === 'wasm' && installNativeKernels(requestedThreads())) log(`native matMul kernels on ${requestedThreads()} thread(s)`);
     active = name;
     log(`tensorflow.js backend: ${name}`);
