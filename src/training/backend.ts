@@ -49,12 +49,13 @@ const PROCESS_EVENTS = ['unhandledRejection', 'uncaughtException'] as const;
  * decide what is fatal.
  */
 async function keepingProcessHandlers<T>(load: () => Promise<T>): Promise<T> {
-  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(process.listeners(event))]));
+  const emitter: NodeJS.EventEmitter = process;
+  const before = new Map(PROCESS_EVENTS.map((event) => [event, new Set(emitter.listeners(event))]));
   try {
     return await load();
   } finally {
     for (const event of PROCESS_EVENTS) {
-      for (const listener of process.listeners(event)) if (!before.get(event)!.has(listener)) process.removeListener(event, listener as (...args: unknown[]) => void);
+      for (const listener of emitter.listeners(event)) if (!before.get(event)!.has(listener)) emitter.removeListener(event, listener as (...args: unknown[]) => void);
     }
   }
 }
