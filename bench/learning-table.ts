@@ -61,11 +61,11 @@ export const SERVED_ROWS: readonly Row[] = [
     label: 'Guess the number 1–15 in 4 (example server, HTTP)',
     env: 'http',
     envConfig: { url: `http://127.0.0.1:${GUESS_NUMBER_PORT}` },
-    // 30 RL steps, not RAGEN's 100: on a machine shared by several benches a step of this row took
-    // about 15 s over HTTP; the demonstrations warm-up already reaches the expert (1.0) at step 0.
-    steps: 30,
+    // The default job's 200 RL steps (training.steps): the figure is what a user who names only
+    // the environment gets.
+    steps: 200,
     hasExpert: true,
-    columns: ['format/starpo-s/default', 'demonstrations/starpo-s'],
+    columns: ['format/starpo-s/default', 'format/starpo-s/one action per turn', 'demonstrations/starpo-s'],
     serve: ['python3', 'examples/environments/guess_number_server.py', '--port', String(GUESS_NUMBER_PORT)],
   },
 ];
@@ -173,7 +173,12 @@ export const COLUMNS: readonly Column[] = [
  * Columns only the rows that name them run: the default job from the format warm-up (whatever the
  * environment's recipe says), where COLUMNS' format cells pin RAGEN's update.
  */
-export const SERVED_COLUMNS: readonly Column[] = [column('format', 'starpo-s', THREE_SEEDS, 'default')];
+export const SERVED_COLUMNS: readonly Column[] = [
+  column('format', 'starpo-s', THREE_SEEDS, 'default'),
+  // One action per answer, so that every action is answered before the next is chosen: the format
+  // warm-up otherwise teaches 1-5 blind actions a turn, and a game of feedback ends in two turns.
+  column('format', 'starpo-s', THREE_SEEDS, 'one action per turn', { rollout: { maxActionsPerTurn: 1 } }),
+];
 
 /** The columns a row runs: those it names, else COLUMNS; from demonstrations only with an expert. */
 export function columnsOf(row: Row): Column[] {

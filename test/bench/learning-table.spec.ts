@@ -4,10 +4,11 @@ import { COLUMNS, ROWS, SERVED_COLUMNS, SERVED_ROWS, columnsOf, specOf, runKey, 
 describe('bench/learning-table rows and columns', () => {
   const guess = SERVED_ROWS.find((row) => row.name === 'guess-number')!;
 
-  it('runs the example game from each warm-up with the default job, three seeds, over its server’s address', () => {
+  it('runs the example game from each warm-up with the default job (and the lever that became its default), three seeds, over its server’s address', () => {
     expect(columnsOf(guess).map((c) => [c.name, c.overrides, c.seeds])).toEqual([
       ['demonstrations/starpo-s', {}, [1, 2, 3]],
       ['format/starpo-s/default', {}, [1, 2, 3]],
+      ['format/starpo-s/one action per turn', { rollout: { maxActionsPerTurn: 1 } }, [1, 2, 3]],
     ]);
     expect(guess.serve).toEqual(['python3', 'examples/environments/guess_number_server.py', '--port', '18765']);
     const spec = specOf(runKey(guess, columnsOf(guess)[1], 2));

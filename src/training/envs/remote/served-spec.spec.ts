@@ -22,11 +22,13 @@ const fieldsOf = (run: () => unknown): string[] => {
 };
 
 describe('job specs on a served environment', () => {
-  it('default to the format warm-up with self-imitation without an expert, and to demonstrations with one', () => {
+  it('default to the format warm-up with self-imitation and one action per turn without an expert, and to demonstrations with one', () => {
     const bare = parseJobSpec({ environment: { id: 'maze' }, algorithm: { id: 'starpo-s' } }, served({ expert: false, fork: false }));
-    expect([bare.training.warmup.kind, bare.algorithm.config.selfImitationSteps, bare.rollout.maxTurns]).toEqual(['format', 16, 7]);
+    expect([bare.training.warmup.kind, bare.algorithm.config.selfImitationSteps, bare.rollout.maxTurns, bare.rollout.maxActionsPerTurn]).toEqual(['format', 16, 7, 1]);
     const taught = parseJobSpec({ environment: { id: 'maze' }, algorithm: { id: 'starpo-s' } }, served({ expert: true, fork: false }));
-    expect([taught.training.warmup.kind, taught.training.warmup.steps]).toEqual(['demonstrations', 400]);
+    expect([taught.training.warmup.kind, taught.training.warmup.steps, taught.rollout.maxActionsPerTurn]).toEqual(['demonstrations', 400, 5]);
+    // The job's own value wins over the recipe's.
+    expect(parseJobSpec({ environment: { id: 'maze' }, algorithm: { id: 'starpo-s' }, rollout: { maxActionsPerTurn: 3 } }, served({ expert: false, fork: false })).rollout.maxActionsPerTurn).toBe(3);
   });
 
   it('refuse demonstrations without an expert, branching presets without fork, and a config', () => {
