@@ -5,10 +5,12 @@
  * generation with the KV cache (prefill, then one decode step per new token).
  */
 import * as tf from '@tensorflow/tfjs';
+import { ACTIVATION_BUDGET_FLOATS } from '../src/training/accumulate';
 import { tokenLogProbs } from '../src/training/algorithms/tokenDistributions';
 import { Adam } from '../src/training/policy/adam';
 import { GridLayout } from '../src/training/policy/grid-positions';
 import { generate } from '../src/training/policy/generate';
+import { GENERATION_BUDGET_FLOATS } from '../src/training/policy/policy';
 import { TransformerConfig, TransformerLM } from '../src/training/policy/transformer';
 import { Rng } from '../src/training/random';
 import { parseJobSpec } from '../src/training/spec/validate';
@@ -131,13 +133,32 @@ export function measureWorkload(w: Workload): Throughput {
 }
 
 /** The default job's model (with its vocabulary and context) and whether its preset has a critic. */
-export async function workloadFor(environment: string, repeats: number): Promise<Workload> {
-  const spec = parseJobSpec({ environment: { id: environment }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'demonstrations' } } });
+/**
+ * The shape `largest`: the largest job the spec's bounds allow, as test/capacity/largest-job.spec.ts
+ * trains it on Sokoban (a 4-layer d = 128 model with 8 heads over 512 positions, a critic, 256
+ * episodes with 48-token answers).
+ */
+const LARGEST = {
+  environment: { id: 'sokoban' },
+  algorithm: { id: 'starpo-ppo' },
+  model: { config: { layers: 4, dModel: 128, heads: 8, ffnMultiplier: 4, contextLength: 512 } },
+  rollout: { groups: 8, groupSize: 32, maxTokensPerTurn: 48, think: true },
+};
+
+/** A default shape (`frozenlake`, `sokoban`: the job from demonstrations) or `largest`. */
+export async function workloadFor(shape: string, repeats: number): Promise<Workload> {
+  const spec = parseJobSpec(shape === 'largest' ? LARGEST : { environment: { id: shape }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'demonstrations' } } });
   const trainer = await Trainer.create(spec);
-  const { actor, critic } = (trainer as unknown as { learner: { actor: { config: Workload['model'] }; critic: unknown } }).learner;
+  const { actor, critic } = (trainer as unknown as { learner: { actor: { config: Workload['model'] } & Pick<TransformerLM, 'activationFloats'>; critic: unknown } }).learner;
   const model = { ...actor.config };
+  const updateLength = model.contextLength - spec.rollout.maxTokensPerTurn;
+  // The largest shape's rows are updated as the trainer chunks them (accumulate.ts): one at a
+  // time, since one row's forward and backward over 464 positions nearly fills the budget.
+  const rowsPerChunk = Math.max(1, Math.floor(ACTIVATION_BUDGET_FLOATS / actor.activationFloats(1, updateLength, true)));
+  // Its prompts are generated in the policy's chunks too (policy.ts).
+  const promptsPerChunk = Math.max(1, Math.floor(GENERATION_BUDGET_FLOATS / actor.activationFloats(1, model.contextLength, false)));
   trainer.dispose();
   const groups = spec.rollout.groups * spec.rollout.groupSize;
   // 32 packed rows almost as long as the context; 128 prompts of half the context and a turn's tokens.
-  return { model, critic: critic !== null, updateRows: 32, updateLength: model.contextLength - spec.rollout.maxTokensPerTurn, genRows: groups, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };
+  return { model, critic: critic !== null, updateRows: shape === 'largest' ? rowsPerChunk : 32, updateLength, genRows: shape === 'largest' ? Math.min(groups, promptsPerChunk) : groups, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };
 }

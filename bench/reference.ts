@@ -7,6 +7,9 @@
  *   npm run bench:reference -- [--threads 2] [--shapes frozenlake,sokoban] [--repeats 3]
  *                              [--no-torch] [--no-profile]
  *
+ * `--shapes largest` measures the largest job the bounds allow (bench/reference-workload.ts) and
+ * its top kernels.
+ *
  * PyTorch is a reference for this bench only: python3-torch and libopenblas0-pthread from Debian,
  * installed here when missing (as root), never a dependency of the service.
  */
@@ -75,7 +78,7 @@ async function main() {
       const ratio = (k: keyof typeof ours) => (ours[k] / Number(ref[k])).toFixed(2);
       ratios.push(`${shape}: update ${ratio('updateTokensPerS')}× PyTorch (per CPU-second ${ratio('updateTokensPerCpuS')}×), generation ${ratio('generationTokensPerS')}× (per CPU-second ${ratio('generationTokensPerCpuS')}×)`);
     }
-    if (!values['no-profile'] && shape === 'frozenlake') {
+    if (!values['no-profile'] && (shape === 'frozenlake' || shape === 'largest')) {
       const update = updateStep({ ...w, repeats: 1 });
       console.log(`top kernels, ${shape} update: ${await topKernels(update.step, 8)}`);
       update.dispose();

@@ -27,15 +27,26 @@ function timePhase(obj: object, method: string, phase: string): () => void {
     const counted = phase !== 'evaluation' && stack.some((f) => f.phase === 'evaluation') ? 'evaluation' : phase;
     const frame = { phase: counted, started: now(), children: 0 };
     stack.push(frame);
-    try {
-      return original.apply(this, args);
-    } finally {
-      stack.pop();
+    const close = () => {
+      stack.splice(stack.lastIndexOf(frame), 1);
       const elapsed = now() - frame.started;
       const entry = totals.get(counted) ?? { ms: 0, calls: 0 };
-      totals.set(counted, { ms: entry.ms + elapsed - frame.children, calls: entry.calls + 1 });
+      // Calls count the phase's own method only (not what evaluation calls), for the amortisation.
+      totals.set(counted, { ms: entry.ms + elapsed - frame.children, calls: entry.calls + (counted === phase ? 1 : 0) });
       if (stack.length > 0) stack[stack.length - 1].children += elapsed;
+    };
+    let result: unknown;
+    try {
+      result = original.apply(this, args);
+    } catch (error) {
+      close();
+      throw error;
     }
+    // An async method (evaluation) is timed until its promise settles, and what it calls meanwhile
+    // counts under it: the trainer awaits it before anything else runs.
+    if (result instanceof Promise) return result.finally(close);
+    close();
+    return result;
   };
   return () => (target[method] = original);
 }
