@@ -132,7 +132,6 @@ export function measureWorkload(w: Workload): Throughput {
   };
 }
 
-/** The default job's model (with its vocabulary and context) and whether its preset has a critic. */
 /**
  * The shape `largest`: the largest job the spec's bounds allow, as test/capacity/largest-job.spec.ts
  * trains it on Sokoban (a 4-layer d = 128 model with 8 heads over 512 positions, a critic, 256
@@ -145,20 +144,23 @@ const LARGEST = {
   rollout: { groups: 8, groupSize: 32, maxTokensPerTurn: 48, think: true },
 };
 
-/** A default shape (`frozenlake`, `sokoban`: the job from demonstrations) or `largest`. */
+/**
+ * The model (with its vocabulary and context) of a default job (`frozenlake`, `sokoban`: from
+ * demonstrations) or of `largest`, and whether its preset has a critic.
+ */
 export async function workloadFor(shape: string, repeats: number): Promise<Workload> {
   const spec = parseJobSpec(shape === 'largest' ? LARGEST : { environment: { id: shape }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'demonstrations' } } });
   const trainer = await Trainer.create(spec);
-  const { actor, critic } = (trainer as unknown as { learner: { actor: { config: Workload['model'] } & Pick<TransformerLM, 'activationFloats'>; critic: unknown } }).learner;
+  const { actor, critic } = (trainer as unknown as { learner: { actor: Pick<TransformerLM, 'config' | 'rowsWithin'>; critic: unknown } }).learner;
   const model = { ...actor.config };
   const updateLength = model.contextLength - spec.rollout.maxTokensPerTurn;
-  // The largest shape's rows are updated as the trainer chunks them (accumulate.ts): one at a
-  // time, since one row's forward and backward over 464 positions nearly fills the budget.
-  const rowsPerChunk = Math.max(1, Math.floor(ACTIVATION_BUDGET_FLOATS / actor.activationFloats(1, updateLength, true)));
-  // Its prompts are generated in the policy's chunks too (policy.ts).
-  const promptsPerChunk = Math.max(1, Math.floor(GENERATION_BUDGET_FLOATS / actor.activationFloats(1, model.contextLength, false)));
-  trainer.dispose();
   const groups = spec.rollout.groups * spec.rollout.groupSize;
-  // 32 packed rows almost as long as the context; 128 prompts of half the context and a turn's tokens.
-  return { model, critic: critic !== null, updateRows: shape === 'largest' ? rowsPerChunk : 32, updateLength, genRows: shape === 'largest' ? Math.min(groups, promptsPerChunk) : groups, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };
+  // 32 packed rows almost as long as the context; 128 prompts of half the context and a turn's
+  // tokens. The largest shape's rows and prompts go in the trainer's chunks (accumulate.ts,
+  // policy.ts): one row's forward and backward over 464 positions nearly fills the budget.
+  const largest = shape === 'largest';
+  const updateRows = largest ? actor.rowsWithin(ACTIVATION_BUDGET_FLOATS, updateLength, true) : 32;
+  const genRows = largest ? Math.min(groups, actor.rowsWithin(GENERATION_BUDGET_FLOATS, model.contextLength, false)) : groups;
+  trainer.dispose();
+  return { model, critic: critic !== null, updateRows, updateLength, genRows, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };
 }

@@ -26,7 +26,7 @@ import { DispatchService } from './dispatch.service';
 import { Conflict, NotFound, QuotaExceeded, Unprocessable, ValidationFailed } from './errors';
 import { EVAL_SERIES, SpecDigests, cellsOf, experimentStatus, progressOf } from './experiment-table';
 import { decodeCursor, encodeCursor } from './job-view';
-import { IDEMPOTENCY_KEY, JobService, isUuid, newJob, stableJson } from './job.service';
+import { JobService, checkIdempotencyKey, isUuid, newJob, stableJson } from './job.service';
 
 /** References kept in memory (each a few numbers), oldest dropped first. */
 const KNOWN_REFERENCES = 256;
@@ -63,7 +63,7 @@ export class ExperimentService {
    * count. With an Idempotency-Key, a retry returns the first experiment.
    */
   async submit(principal: Principal, body: CreateExperimentBody, idempotencyKey: string | undefined): Promise<{ experiment: ExperimentView; replayed: boolean }> {
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: 'must be 1–255 visible ASCII characters' }]);
+    checkIdempotencyKey(idempotencyKey);
     const requestHash = idempotencyKey ? createHash('sha256').update(stableJson(body)).digest('hex') : null;
     if (idempotencyKey) {
       const existing = await this.experiments.findByIdempotencyKey(principal.userId, idempotencyKey);

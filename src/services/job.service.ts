@@ -19,7 +19,14 @@ import { decideControl, outranked, refusal, TRANSITIONS } from './job-lifecycle'
 import type { Placement } from './fair-share';
 import { APP_CONFIG, AppConfig } from '../config/config';
 
-export const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
+const IDEMPOTENCY_KEY = new RegExp(`^[\\x21-\\x7e]{1,${IDEMPOTENCY_KEY_MAX}}$`);
+
+/** A 400 naming the header unless `key` is absent or 1–IDEMPOTENCY_KEY_MAX visible ASCII characters. */
+export function checkIdempotencyKey(key: string | undefined): void {
+  if (key !== undefined && !IDEMPOTENCY_KEY.test(key)) {
+    throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: `must be 1–${IDEMPOTENCY_KEY_MAX} visible ASCII characters` }]);
+  }
+}
 
 /** What a control did: `pending` when it was recorded for the running attempt (HTTP 202), not yet carried out. */
 export interface ControlAnswer {
@@ -48,9 +55,7 @@ export class JobService {
    * key and body return the first job (replayed), the same key with another body is a 422.
    */
   async submit(principal: Principal, body: unknown, idempotencyKey: string | undefined): Promise<{ job: JobView; replayed: boolean }> {
-    if (idempotencyKey !== undefined && !IDEMPOTENCY_KEY.test(idempotencyKey)) {
-      throw new ValidationFailed([{ field: 'header.Idempotency-Key', message: `must be 1–${IDEMPOTENCY_KEY_MAX} visible ASCII characters` }]);
-    }
+    checkIdempotencyKey(idempotencyKey);
     const spec = parseJobSpec(body, await this.environments.definitionFor(body));
     const requestHash = idempotencyKey ? sha256(stableJson(body)) : null;
     if (idempotencyKey) {

@@ -79,7 +79,11 @@ export async function initBackend(
   for (const name of candidates) {
     if (!loaders[name]()) continue;
     const threads = name === 'wasm' ? wasmThreads() : 1;
-    const loaded = await keepingProcessHandlers(async () => (await withThreadPoolOf(threads, () => tf.setBackend(TF_BACKEND[name]))) && (await tf.ready(), true));
+    const loaded = await keepingProcessHandlers(async () => {
+      if (!(await withThreadPoolOf(threads, () => tf.setBackend(TF_BACKEND[name])))) return false;
+      await tf.ready();
+      return true;
+    });
     if (!loaded) continue;
     if (name === 'wasm' && installNativeKernels(requestedThreads())) log(`native matMul kernels on ${requestedThreads()} thread(s)`);
     active = name;

@@ -37,7 +37,7 @@ export class TransformerPolicy implements ResponsePolicy {
   respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[] {
     const options = { temperature, maxNewTokens, eosId: this.eosId, rng: this.rng };
     const length = Math.max(0, ...prompts.map((p) => p.length)) + maxNewTokens;
-    const perChunk = Math.max(1, Math.floor(GENERATION_BUDGET_FLOATS / this.model.activationFloats(1, length, false)));
+    const perChunk = this.model.rowsWithin(GENERATION_BUDGET_FLOATS, length, false);
     const out: Generation[] = new Array(prompts.length);
     // One batch per cached batch the prompts continue, and one of prompts fed from scratch.
     const found = prompts.map((p) => (this.reusePrompts ? this.prompts.find(p) : undefined));

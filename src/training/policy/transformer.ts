@@ -158,6 +158,11 @@ export class TransformerLM {
     return withGradients ? 2 * forward : forward;
   }
 
+  /** How many rows of `length` tokens one pass keeps within `budget` floats (at least one). */
+  rowsWithin(budget: number, length: number, withGradients: boolean): number {
+    return Math.max(1, Math.floor(budget / this.activationFloats(1, length, withGradients)));
+  }
+
   /** Copies every weight from a model of the same shape (reference policy, critic init). */
   copyFrom(other: TransformerLM): void {
     const source = new Map(other.namedVariables());
