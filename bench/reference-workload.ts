@@ -5,12 +5,12 @@
  * generation with the KV cache (prefill, then one decode step per new token).
  */
 import * as tf from '@tensorflow/tfjs';
-import { ACTIVATION_BUDGET_FLOATS } from '../src/training/accumulate';
+import { activationBudget } from '../src/training/accumulate';
 import { tokenLogProbs } from '../src/training/algorithms/tokenDistributions';
 import { Adam } from '../src/training/policy/adam';
 import { GridLayout } from '../src/training/policy/grid-positions';
 import { generate } from '../src/training/policy/generate';
-import { GENERATION_BUDGET_FLOATS } from '../src/training/policy/policy';
+import { generationBudget } from '../src/training/policy/policy';
 import { TransformerConfig, TransformerLM } from '../src/training/policy/transformer';
 import { Rng } from '../src/training/random';
 import { parseJobSpec } from '../src/training/spec/validate';
@@ -151,7 +151,7 @@ const LARGEST = {
 export async function workloadFor(shape: string, repeats: number): Promise<Workload> {
   const spec = parseJobSpec(shape === 'largest' ? LARGEST : { environment: { id: shape }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'demonstrations' } } });
   const trainer = await Trainer.create(spec);
-  const { actor, critic } = (trainer as unknown as { learner: { actor: Pick<TransformerLM, 'config' | 'rowsWithin'>; critic: unknown } }).learner;
+  const { actor, critic } = (trainer as unknown as { learner: { actor: TransformerLM; critic: unknown } }).learner;
   const model = { ...actor.config };
   const updateLength = model.contextLength - spec.rollout.maxTokensPerTurn;
   const groups = spec.rollout.groups * spec.rollout.groupSize;
@@ -159,8 +159,8 @@ export async function workloadFor(shape: string, repeats: number): Promise<Workl
   // tokens. The largest shape's rows and prompts go in the trainer's chunks (accumulate.ts,
   // policy.ts): one row's forward and backward over 464 positions nearly fills the budget.
   const largest = shape === 'largest';
-  const updateRows = largest ? actor.rowsWithin(ACTIVATION_BUDGET_FLOATS, updateLength, true) : 32;
-  const genRows = largest ? Math.min(groups, actor.rowsWithin(GENERATION_BUDGET_FLOATS, model.contextLength, false)) : groups;
+  const updateRows = largest ? actor.rowsWithin(activationBudget(actor), updateLength, true) : 32;
+  const genRows = largest ? Math.min(groups, actor.rowsWithin(generationBudget(actor), model.contextLength, false)) : groups;
   trainer.dispose();
   return { model, critic: critic !== null, updateRows, updateLength, genRows, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };
 }

@@ -10,6 +10,18 @@ import { TransformerLM } from './transformer';
 export const GENERATION_BUDGET_FLOATS = 64 * 1024 * 1024;
 
 /**
+ * Prompts of the full context a generation chunk may always hold (TransformerLM.budgetFor). Every
+ * default model fits at least 13 in GENERATION_BUDGET_FLOATS, so only larger models' chunks (and
+ * so their rows' draws from the shared Rng) change.
+ */
+export const MIN_GENERATION_ROWS = 12;
+
+/** The floats one generation chunk of `model` may keep alive. */
+export function generationBudget(model: TransformerLM): number {
+  return model.budgetFor(GENERATION_BUDGET_FLOATS, MIN_GENERATION_ROWS, false);
+}
+
+/**
  * The transformer as a rollout policy: batched sampling with a KV cache from a shared Rng. A
  * prompt that extends one of the previous call's (the next turn of an episode) is fed only its
  * new tokens on top of that prompt's cache; a batch too large for memory is generated in
@@ -37,7 +49,7 @@ export class TransformerPolicy implements ResponsePolicy {
   respond(prompts: readonly (readonly number[])[], temperature: number, maxNewTokens: number): Generation[] {
     const options = { temperature, maxNewTokens, eosId: this.eosId, rng: this.rng };
     const length = Math.max(0, ...prompts.map((p) => p.length)) + maxNewTokens;
-    const perChunk = this.model.rowsWithin(GENERATION_BUDGET_FLOATS, length, false);
+    const perChunk = this.model.rowsWithin(generationBudget(this.model), length, false);
     const out: Generation[] = new Array(prompts.length);
     // One batch per cached batch the prompts continue, and one of prompts fed from scratch.
     const found = prompts.map((p) => (this.reusePrompts ? this.prompts.find(p) : undefined));
