@@ -5,7 +5,7 @@
  * generation with the KV cache (prefill, then one decode step per new token).
  */
 import * as tf from '@tensorflow/tfjs';
-import { activationBudget } from '../src/training/accumulate';
+import { ACTIVATION_BUDGET_FLOATS } from '../src/training/accumulate';
 import { tokenLogProbs } from '../src/training/algorithms/tokenDistributions';
 import { Adam } from '../src/training/policy/adam';
 import { GridLayout } from '../src/training/policy/grid-positions';
@@ -157,9 +157,10 @@ export async function workloadFor(shape: string, repeats: number): Promise<Workl
   const groups = spec.rollout.groups * spec.rollout.groupSize;
   // 32 packed rows almost as long as the context; 128 prompts of half the context and a turn's
   // tokens. The largest shape's rows and prompts go in the trainer's chunks (accumulate.ts,
-  // policy.ts): one row's forward and backward over 464 positions nearly fills the budget.
+  // policy.ts): one row's forward and backward over 464 positions nearly fills the training
+  // budget; generation runs the policy's floor of 12 prompts a chunk.
   const largest = shape === 'largest';
-  const updateRows = largest ? actor.rowsWithin(activationBudget(actor), updateLength, true) : 32;
+  const updateRows = largest ? actor.rowsWithin(ACTIVATION_BUDGET_FLOATS, updateLength, true) : 32;
   const genRows = largest ? Math.min(groups, actor.rowsWithin(generationBudget(actor), model.contextLength, false)) : groups;
   trainer.dispose();
   return { model, critic: critic !== null, updateRows, updateLength, genRows, promptLength: Math.floor(model.contextLength / 2), newTokens: spec.rollout.maxTokensPerTurn, repeats };

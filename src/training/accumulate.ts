@@ -12,20 +12,8 @@ import type { TransformerLM } from './policy/transformer';
  */
 export const ACTIVATION_BUDGET_FLOATS = 64 * 1024 * 1024;
 
-/**
- * Rows of the full context a training chunk may always hold (TransformerLM.budgetFor). Every
- * default model fits at least 6 such rows in ACTIVATION_BUDGET_FLOATS, so the floor changes only
- * the chunks of larger models, and no default job's numerics.
- */
-export const MIN_CHUNK_ROWS = 4;
-
-/** The activation budget of a training pass of `model` (with gradients, or a no-gradient pass over the same rows). */
-export function activationBudget(model: TransformerLM): number {
-  return model.budgetFor(ACTIVATION_BUDGET_FLOATS, MIN_CHUNK_ROWS, true);
-}
-
 /** Chunks of `rows` whose forward pass (with or without gradients) fits `budget` floats. */
-export function chunksFor<T extends PackedTurns>(model: TransformerLM, rows: readonly T[], withGradients: boolean, budget = activationBudget(model)): T[][] {
+export function chunksFor<T extends PackedTurns>(model: TransformerLM, rows: readonly T[], withGradients: boolean, budget = ACTIVATION_BUDGET_FLOATS): T[][] {
   const cost = (count: number, length: number) => model.activationFloats(count, length, withGradients);
   return chunkRows(rows, cost, budget).map((chunk) => chunk.map((i) => rows[i]));
 }

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { activationBudget, chunksFor } from './accumulate';
+import { ACTIVATION_BUDGET_FLOATS, chunksFor } from './accumulate';
 import { gae, gigpoTurnAdvantages, groupZScores, whiten } from './algorithms/advantages';
 import type { AlgorithmConfig } from './algorithms/presets';
 import { PackedBatch, PackedTurns, packTurns } from './policy/batch';
@@ -31,7 +31,7 @@ export function buildRows(trajectories: readonly Trajectory[]): UpdateRow[] {
 }
 
 /** V_old at every trained token, from the critic before the update. */
-export function assignCriticValues(critic: TransformerLM, rows: UpdateRow[], budget = activationBudget(critic)): void {
+export function assignCriticValues(critic: TransformerLM, rows: UpdateRow[], budget = ACTIVATION_BUDGET_FLOATS): void {
   for (const chunk of chunksFor(critic, rows, false, budget)) {
     const batch = new PackedBatch(chunk);
     const values = tf.tidy(() => critic.forward(batch.inputTensor()).values);

@@ -10,7 +10,7 @@ import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 import { METRIC, Metrics } from './signals/step-metrics';
-import { accumulatedStep, activationBudget, chunksFor } from './accumulate';
+import { ACTIVATION_BUDGET_FLOATS, accumulatedStep, chunksFor } from './accumulate';
 import { UpdateRow, assignCriticValues, assignGae, assignGigpo, assignGroupZScores, buildRows, minibatches } from './update-rows';
 
 /** The networks and optimisers one update touches. */
@@ -45,7 +45,7 @@ export function updatePolicy(
   config: AlgorithmConfig,
   temperature: number,
   rng: Rng,
-  budget = activationBudget(learner.actor),
+  budget = ACTIVATION_BUDGET_FLOATS,
 ): Metrics {
   const trajectories = groups.flat();
   const rows = buildRows(trajectories);

@@ -1,5 +1,5 @@
 import * as tf from '@tensorflow/tfjs';
-import { accumulatedStep, activationBudget } from './accumulate';
+import { ACTIVATION_BUDGET_FLOATS, accumulatedStep } from './accumulate';
 import { tokenLogProbs, weightedTokenSum } from './algorithms/losses';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
@@ -92,7 +92,7 @@ export function supervisedStep(
   rows: readonly PackedTurns[],
   maxGradNorm: number,
   worldModelCoef = 0,
-  budget = activationBudget(model),
+  budget = ACTIVATION_BUDGET_FLOATS,
 ): number {
   const responseTokens = rows.reduce((n, r) => n + r.responseIndex.length, 0);
   const feedbackTokens = rows.reduce((n, r) => n + r.feedbackIndex.length, 0);

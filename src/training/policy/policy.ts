@@ -10,9 +10,12 @@ import { TransformerLM } from './transformer';
 export const GENERATION_BUDGET_FLOATS = 64 * 1024 * 1024;
 
 /**
- * Prompts of the full context a generation chunk may always hold (TransformerLM.budgetFor). Every
- * default model fits at least 13 in GENERATION_BUDGET_FLOATS, so only larger models' chunks (and
- * so their rows' draws from the shared Rng) change.
+ * Prompts of the full context a generation chunk may always hold (TransformerLM.budgetFor). A
+ * decode step is a few hundred kernel calls whatever the batch: on the largest model the bounds
+ * allow, two prompts fill GENERATION_BUDGET_FLOATS, and chunks of 2 generated 5× slower than
+ * chunks of 12 (bench/reference-workload.ts, shape `largest`). Every default model fits at least
+ * 13 in the budget, so only larger models' chunks (and their rows' draws from the shared Rng)
+ * change.
  */
 export const MIN_GENERATION_ROWS = 12;
 

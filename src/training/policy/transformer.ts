@@ -158,13 +158,7 @@ export class TransformerLM {
     return withGradients ? 2 * forward : forward;
   }
 
-  /**
-   * `floats`, or `minRows` rows of the full context where those need more. Per row, a pass is
-   * thousands of kernel calls whatever the row's size; on the largest model the bounds allow a
-   * row fills a 64 M-float budget alone, and one-row chunks ran its update 1.2–1.3× and its
-   * generation 5× slower than chunks of 4 and 12 (bench/reference-workload.ts, shape `largest`).
-   * The bounds cap what the floor costs: 4 rows of that model are about 1 GB.
-   */
+  /** `floats`, or `minRows` rows of the full context where those need more. */
   budgetFor(floats: number, minRows: number, withGradients: boolean): number {
     return Math.max(floats, minRows * this.activationFloats(1, this.config.contextLength, withGradients));
   }
