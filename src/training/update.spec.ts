@@ -74,6 +74,24 @@ describe('updatePolicy', () => {
     whole.dispose();
     chunked.dispose();
   });
+
+  it('runs the frozen reference once a step, whatever the epochs, and measures KL against it', () => {
+    const actor = new TransformerLM(config, 11);
+    const reference = new TransformerLM(config, 11);
+    const groups = trajectories(actor, 8, new Rng(5));
+    const forward = jest.spyOn(reference, 'forward');
+    const learner = { ...learnerWith(actor), reference };
+    // 3 epochs of 2 minibatches: 6 optimiser steps, one reference pass over all 8 rows (one chunk).
+    const metrics = updatePolicy(learner, groups, { ...grpo, klCoef: 0.001, epochs: 3, miniBatchSize: 4 }, 1, new Rng(6));
+    expect(metrics['update/optimiser_steps']).toBe(6);
+    expect(forward).toHaveBeenCalledTimes(1);
+    // The actor moved off the reference it started equal to (k1 on the sampled tokens, which can
+    // take either sign; 0 while they are equal).
+    expect(Math.abs(metrics['kl/ref'])).toBeGreaterThan(1e-4);
+    forward.mockRestore();
+    actor.dispose();
+    reference.dispose();
+  });
 });
 
 describe('AEPO in the update', () => {
