@@ -2,7 +2,7 @@ import * as tf from '@tensorflow/tfjs';
 import { useTestBackend } from '../../../test/support/tf';
 import { Rng } from '../random';
 import { generate } from './generate';
-import { TransformerLM, disposeCache } from './transformer';
+import { TransformerLM, disposeCache, ropeTables, rotate } from './transformer';
 
 const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4, rope: true };
 
@@ -128,5 +128,36 @@ describe('TransformerLM', () => {
     disposeCache(next.cache);
     disposeCache(nextDirect.cache);
     expect(tf.memory().numTensors).toBe(before);
+  });
+});
+
+describe('rotary positions', () => {
+  beforeAll(useTestBackend);
+
+  it('rotate is x·cos + (−x₂, x₁)·sin, bit for bit the sliced form, and so is its gradient', () => {
+    const [B, H, T, dh] = [2, 3, 5, 8];
+    const tables = ropeTables(T, dh);
+    const rng = new Rng(3);
+    const x = tf.tensor4d(Array.from({ length: B * H * T * dh }, () => rng.normal()), [B, H, T, dh]);
+    const dy = tf.tensor4d(Array.from({ length: B * H * T * dh }, () => rng.normal()), [B, H, T, dh]);
+    const pick = (table: tf.Tensor2D) => tf.reshape(table, [1, 1, T, dh]) as tf.Tensor4D;
+    const rotation = { cos: pick(tables.cos), sin: pick(tables.sin), halfTurn: tables.halfTurn, halfTurnBack: tables.halfTurnBack };
+    // (x₁, x₂) → (x₁c − x₂s, x₂c + x₁s) with slices and a concat, the form it replaced.
+    const sliced = (t: tf.Tensor4D) => {
+      const half = (table: tf.Tensor4D) => tf.slice(table, [0, 0, 0, 0], [1, 1, T, dh / 2]);
+      const [c, s] = [half(rotation.cos), half(rotation.sin)];
+      const x1 = tf.slice(t, [0, 0, 0, 0], [B, H, T, dh / 2]);
+      const x2 = tf.slice(t, [0, 0, 0, dh / 2], [B, H, T, dh / 2]);
+      return tf.concat([tf.sub(tf.mul(x1, c), tf.mul(x2, s)), tf.add(tf.mul(x2, c), tf.mul(x1, s))], 3);
+    };
+    // Position 0 does not rotate; position 1 turns pair 0 by one radian.
+    const out = rotate(x, rotation);
+    const value = (t: tf.Tensor, ...index: number[]) => t.bufferSync().get(...index);
+    expect(value(out, 0, 0, 0, 3)).toBe(value(x, 0, 0, 0, 3));
+    expect(value(out, 0, 0, 1, 0)).toBeCloseTo(value(x, 0, 0, 1, 0) * Math.cos(1) - value(x, 0, 0, 1, 4) * Math.sin(1), 5);
+    expect(Array.from(out.dataSync())).toEqual(Array.from(sliced(x).dataSync()));
+    const gradOf = (f: (t: tf.Tensor4D) => tf.Tensor) => tf.grad((t) => tf.sum(tf.mul(f(t as tf.Tensor4D), dy)))(x);
+    expect(Array.from(gradOf((t) => rotate(t, rotation)).dataSync())).toEqual(Array.from(gradOf(sliced).dataSync()));
+    tf.dispose([x, dy, out, rotation.cos, rotation.sin, ...Object.values(tables)]);
   });
 });

@@ -26,10 +26,21 @@ export interface TransformerConfig {
   gridPositions?: boolean;
 }
 
-/** cos and sin of the rotation angles, [B or 1, 1, T, dh/2]. */
-interface Rotation {
+/** cos and sin of the rotation angles, each repeated over both halves: [B or 1, 1, T, dh]. */
+export interface Rotation {
   cos: tf.Tensor4D;
   sin: tf.Tensor4D;
+  /** [dh, dh]: x · halfTurn = (−x₂, x₁) for x = (x₁, x₂); its transpose is −halfTurn. */
+  halfTurn: tf.Tensor2D;
+  halfTurnBack: tf.Tensor2D;
+}
+
+export interface RopeTables {
+  /** [positions, dh]. */
+  cos: tf.Tensor2D;
+  sin: tf.Tensor2D;
+  halfTurn: tf.Tensor2D;
+  halfTurnBack: tf.Tensor2D;
 }
 
 /** Keys and values of every layer for the tokens seen so far, one row per sequence. */
@@ -87,7 +98,7 @@ export class TransformerLM {
   /** Added to the logits: NEG_INF on tokens the policy must never emit. */
   private readonly logitBias: tf.Tensor1D;
   /** RoPE tables [contextLength, dh/2], or null without RoPE. */
-  private readonly ropeTables: { cos: tf.Tensor2D; sin: tf.Tensor2D } | null;
+  private readonly ropeTables: RopeTables | null;
   /** Grid-position embeddings [GRID_EXTENT, d] and the layout that finds the cells, or null. */
   private readonly grid: { layout: GridLayout; rows: tf.Variable; cols: tf.Variable } | null;
 
@@ -181,7 +192,7 @@ export class TransformerLM {
   dispose(): void {
     for (const v of this.variables.values()) v.dispose();
     this.logitBias.dispose();
-    if (this.ropeTables) tf.dispose([this.ropeTables.cos, this.ropeTables.sin]);
+    if (this.ropeTables) tf.dispose(Object.values(this.ropeTables));
   }
 
   /**
@@ -351,16 +362,16 @@ export class TransformerLM {
 
   /** Rotation for positions 0..T−1 (positions null) or per row ([B, T] position ids). */
   private rotationFor(positions: tf.Tensor2D | null, T: number): Rotation {
-    const { cos, sin } = this.ropeTables!;
-    const half = cos.shape[1];
+    const { cos, sin, halfTurn, halfTurnBack } = this.ropeTables!;
+    const width = cos.shape[1];
     if (!positions) {
-      const pick = (table: tf.Tensor2D) => tf.reshape(tf.slice(table, [0, 0], [T, half]), [1, 1, T, half]) as tf.Tensor4D;
-      return { cos: pick(cos), sin: pick(sin) };
+      const pick = (table: tf.Tensor2D) => tf.reshape(tf.slice(table, [0, 0], [T, width]), [1, 1, T, width]) as tf.Tensor4D;
+      return { cos: pick(cos), sin: pick(sin), halfTurn, halfTurnBack };
     }
     const B = positions.shape[0];
     const oneHot = tf.oneHot(tf.reshape(positions, [B * T]) as tf.Tensor1D, this.config.contextLength);
-    const pick = (table: tf.Tensor2D) => tf.reshape(tf.matMul(oneHot, table), [B, 1, T, half]) as tf.Tensor4D;
-    return { cos: pick(cos), sin: pick(sin) };
+    const pick = (table: tf.Tensor2D) => tf.reshape(tf.matMul(oneHot, table), [B, 1, T, width]) as tf.Tensor4D;
+    return { cos: pick(cos), sin: pick(sin), halfTurn, halfTurnBack };
   }
 
   private embedPositions(positions: tf.Tensor2D): tf.Tensor3D {
@@ -459,30 +470,61 @@ export function disposeCache(cache: KvCache): void {
   tf.dispose([...cache.keys, ...cache.values, cache.keyMask]);
 }
 
-/** RoPE angle tables: θ_{p,i} = p · 10000^(−2i/dh) for i < dh/2. */
-function ropeTables(positions: number, headDim: number): { cos: tf.Tensor2D; sin: tf.Tensor2D } {
+/**
+ * RoPE angle tables: θ_{p,i} = p · 10000^(−2i/dh) for i < dh/2, each table repeated over both
+ * halves of the head, and the half-turn matrix that `rotate` multiplies by.
+ */
+export function ropeTables(positions: number, headDim: number): RopeTables {
   const half = headDim / 2;
-  const cos = new Float32Array(positions * half);
-  const sin = new Float32Array(positions * half);
+  const cos = new Float32Array(positions * headDim);
+  const sin = new Float32Array(positions * headDim);
   for (let p = 0; p < positions; p++) {
     for (let i = 0; i < half; i++) {
       const angle = p * 10000 ** (-(2 * i) / headDim);
-      cos[p * half + i] = Math.cos(angle);
-      sin[p * half + i] = Math.sin(angle);
+      cos[p * headDim + i] = cos[p * headDim + half + i] = Math.cos(angle);
+      sin[p * headDim + i] = sin[p * headDim + half + i] = Math.sin(angle);
     }
   }
-  return { cos: tf.tensor2d(cos, [positions, half]), sin: tf.tensor2d(sin, [positions, half]) };
+  const halfTurn = new Float32Array(headDim * headDim);
+  for (let i = 0; i < half; i++) {
+    halfTurn[(half + i) * headDim + i] = -1; // column i of the product: −x₂ᵢ
+    halfTurn[i * headDim + half + i] = 1; // column half + i: x₁ᵢ
+  }
+  return {
+    cos: tf.tensor2d(cos, [positions, headDim]),
+    sin: tf.tensor2d(sin, [positions, headDim]),
+    halfTurn: tf.tensor2d(halfTurn, [headDim, headDim]),
+    halfTurnBack: tf.tensor2d(halfTurn.map((v) => -v), [headDim, headDim]),
+  };
 }
 
-/** Rotates each (x_i, x_{i+dh/2}) pair of the last axis by its angle ("rotate half" form). */
-function rotate(x: tf.Tensor4D, rotation: Rotation | null): tf.Tensor4D {
+/**
+ * Rotates each (x_i, x_{i+dh/2}) pair of the last axis by its angle ("rotate half" form):
+ * x·cos + (−x₂, x₁)·sin. The half turn is a product with a ±1 permutation matrix rather than
+ * slices and a concat along the last axis: every output is one term plus zeros, so it is exact,
+ * and the wasm backend's strided slice, concat and split kernels were a fifth of an update's
+ * kernel time at the largest shape (docs/training-speed.md). It computes exactly what the sliced
+ * form did, bit for bit: x₁c − x₂s = x₁c + (−x₂)s in floating point.
+ */
+export function rotate(x: tf.Tensor4D, rotation: Rotation | null): tf.Tensor4D {
   if (!rotation) return x;
   const [B, H, T, dh] = x.shape;
-  const half = dh / 2;
-  const x1 = tf.slice(x, [0, 0, 0, 0], [B, H, T, half]);
-  const x2 = tf.slice(x, [0, 0, 0, half], [B, H, T, half]);
-  return tf.concat([tf.sub(tf.mul(x1, rotation.cos), tf.mul(x2, rotation.sin)), tf.add(tf.mul(x2, rotation.cos), tf.mul(x1, rotation.sin))], 3) as tf.Tensor4D;
+  const turned = tf.reshape(turnHalf(tf.reshape(x, [B * H * T, dh]), rotation.halfTurn, rotation.halfTurnBack), [B, H, T, dh]);
+  return tf.add(tf.mul(x, rotation.cos), tf.mul(turned, rotation.sin)) as tf.Tensor4D;
 }
+
+/**
+ * x · turn, whose gradient is dy · turnᵀ = dy · back (back = −turn, passed in): plain products
+ * both ways, which the native kernels run (tfjs's own gradient would multiply by a transpose,
+ * which goes to the slower wasm kernel). The tables are constants: their gradients are zeros.
+ */
+const turnHalf = tf.customGrad(((x: tf.Tensor, turn: tf.Tensor, back: tf.Tensor, save: tf.GradSaveFunc) => {
+  save([back]);
+  return {
+    value: tf.matMul(x as tf.Tensor2D, turn as tf.Tensor2D),
+    gradFunc: (dy: tf.Tensor, [savedBack]: tf.Tensor[]) => [tf.matMul(dy as tf.Tensor2D, savedBack as tf.Tensor2D), tf.zerosLike(savedBack), tf.zerosLike(savedBack)],
+  };
+}) as unknown as Parameters<typeof tf.customGrad>[0]) as (x: tf.Tensor2D, turn: tf.Tensor2D, back: tf.Tensor2D) => tf.Tensor2D;
 
 function layerNorm(x: tf.Tensor, gamma: tf.Tensor, beta: tf.Tensor): tf.Tensor3D {
   const { mean, variance } = tf.moments(x, -1, true);
