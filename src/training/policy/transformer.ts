@@ -251,12 +251,10 @@ export class TransformerLM {
       const collectedKeys: tf.Tensor4D[] = [];
       const collectedValues: tf.Tensor4D[] = [];
       for (const block of this.blocks) {
-        x = this.block(block, x, rotation, (q) => {
-          const kv = this.splitKv(block, q.normed, rotation);
-          collectedKeys.push(kv.keys);
-          collectedValues.push(kv.values);
-          return { ...kv, bias };
-        });
+        const [next, k, v] = this.layerTidy(block, x, rotation, (normed) => ({ ...this.splitKv(block, normed, rotation), bias }));
+        collectedKeys.push(k);
+        collectedValues.push(v);
+        x = next;
       }
       const last = tf.slice(x, [0, L - 1, 0], [B, 1, this.config.dModel]);
       const out = this.heads(last, B, 1);
@@ -316,14 +314,13 @@ export class TransformerLM {
       const bias = G === 1 ? paddingBias(keyMask) : tf.add(paddingBias(keyMask), tf.concat([tf.zeros([G, S]), causalBias(G)], 1));
       const rotation = this.ropeTables ? this.rotationFor(positions, G) : null;
       this.blocks.forEach((block, l) => {
-        x = this.block(block, x, rotation, (q) => {
-          const kv = this.splitKv(block, q.normed, rotation);
-          const k = tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D;
-          const v = tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D;
-          keys.push(tf.keep(k));
-          values.push(tf.keep(v));
-          return { keys: k, values: v, bias };
+        const [next, k, v] = this.layerTidy(block, x, rotation, (normed) => {
+          const kv = this.splitKv(block, normed, rotation);
+          return { keys: tf.concat([cache.keys[l], kv.keys], 3) as tf.Tensor4D, values: tf.concat([cache.values[l], kv.values], 2) as tf.Tensor4D, bias };
         });
+        keys.push(tf.keep(k));
+        values.push(tf.keep(v));
+        x = next;
       });
       const last = tf.slice(x, [0, G - 1, 0], [B, 1, this.config.dModel]);
       return tf.reshape(this.heads(last, B, 1).logits, [B, this.config.vocabSize]) as tf.Tensor2D;
@@ -389,6 +386,25 @@ export class TransformerLM {
   }
 
   /** Pre-LN block: x + Attn(LN(x)); x + FFN(LN(x)). `attendTo` supplies keys, values, bias. */
+  /**
+   * One layer of a forward pass without gradients that keeps only its output and the keys and
+   * values it attended to: its attention maps ([B, H, T, S] each) are freed before the next layer
+   * instead of at the end of the pass, so a prefill's memory is one layer's maps, not every
+   * layer's (the same operations, so the same numbers).
+   */
+  private layerTidy(
+    block: Layer,
+    x: tf.Tensor3D,
+    rotation: Rotation | null,
+    attendTo: (normed: tf.Tensor3D) => { keys: tf.Tensor4D; values: tf.Tensor4D; bias: tf.Tensor },
+  ): [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D] {
+    return tf.tidy(() => {
+      let kv: { keys: tf.Tensor4D; values: tf.Tensor4D } | null = null;
+      const out = this.block(block, x, rotation, (q) => (kv = attendTo(q.normed)));
+      return [out, kv!.keys, kv!.values];
+    }) as [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D];
+  }
+
   private block(
     block: Layer,
     x: tf.Tensor3D,
