@@ -3,7 +3,7 @@ import { ACTIVATION_BUDGET_FLOATS, chunksFor } from './accumulate';
 import { gae, gigpoTurnAdvantages, groupZScores, whiten } from './algorithms/advantages';
 import type { AlgorithmConfig } from './algorithms/presets';
 import { PackedBatch, PackedTurns, packTurns } from './policy/batch';
-import { TransformerLM } from './policy/transformer';
+import { ForwardOutput, TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 
@@ -30,14 +30,24 @@ export function buildRows(trajectories: readonly Trajectory[]): UpdateRow[] {
   );
 }
 
+/**
+ * `perToken` of a forward pass without gradients, at every row's response tokens, keyed by row
+ * in the order of the chunks it ran in.
+ */
+export function responseValues(model: TransformerLM, rows: readonly UpdateRow[], budget: number, perToken: (out: ForwardOutput, batch: PackedBatch) => tf.Tensor2D): Map<UpdateRow, number[]> {
+  const values = new Map<UpdateRow, number[]>();
+  for (const chunk of chunksFor(model, rows, false, budget)) {
+    const batch = new PackedBatch(chunk);
+    const tokens = tf.tidy(() => perToken(model.forward(batch.inputTensor()), batch));
+    batch.gatherResponse(tokens).forEach((v, i) => values.set(chunk[i], v));
+    tokens.dispose();
+  }
+  return values;
+}
+
 /** V_old at every trained token, from the critic before the update. */
 export function assignCriticValues(critic: TransformerLM, rows: UpdateRow[], budget = ACTIVATION_BUDGET_FLOATS): void {
-  for (const chunk of chunksFor(critic, rows, false, budget)) {
-    const batch = new PackedBatch(chunk);
-    const values = tf.tidy(() => critic.forward(batch.inputTensor()).values);
-    batch.gatherResponse(values).forEach((v, i) => (chunk[i].oldValues = v));
-    values.dispose();
-  }
+  for (const [row, values] of responseValues(critic, rows, budget, (out) => out.values)) row.oldValues = values;
 }
 
 /**

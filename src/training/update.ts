@@ -6,12 +6,12 @@ import type { AlgorithmConfig } from './algorithms/presets';
 import { mean } from './algorithms/stats';
 import { Adam } from './policy/adam';
 import { PackedBatch } from './policy/batch';
-import { ForwardOutput, TransformerLM } from './policy/transformer';
+import { TransformerLM } from './policy/transformer';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 import { METRIC, Metrics } from './signals/step-metrics';
-import { ACTIVATION_BUDGET_FLOATS, accumulatedStep, chunksFor } from './accumulate';
-import { UpdateRow, assignCriticValues, assignGae, assignGigpo, assignGroupZScores, buildRows, minibatches } from './update-rows';
+import { ACTIVATION_BUDGET_FLOATS, accumulatedStep } from './accumulate';
+import { UpdateRow, assignCriticValues, responseValues, assignGae, assignGigpo, assignGroupZScores, buildRows, minibatches } from './update-rows';
 
 /** The networks and optimisers one update touches. */
 export interface Learner {
@@ -63,8 +63,7 @@ export function updatePolicy(
   }
   // The reference is frozen during the update, so its log-probabilities are the same in every
   // epoch: one forward pass a step instead of one an epoch (a quarter of the largest job's).
-  const { reference } = learner;
-  const refLogProbs = reference ? responseValues(reference, rows, budget, (out, batch) => tokenLogProbs(out.logits, batch.targetOneHot(reference.config.vocabSize), temperature)) : null;
+  const refLogProbs = learner.reference ? responseLogProbs(learner.reference, rows, temperature, budget) : null;
   const totals: Record<string, number[]> = {};
   const record = (step: Metrics) => Object.entries(step).forEach(([name, value]) => (totals[name] ??= []).push(value));
   let optimiserSteps = 0;
@@ -102,16 +101,9 @@ function entropyAwareRows(actor: TransformerLM, rows: readonly UpdateRow[], alph
   return new Map(rows.map((row, i) => [row, shaped[i]]));
 }
 
-/** `perToken` of a forward pass without gradients, at every row's response tokens. */
-function responseValues(model: TransformerLM, rows: readonly UpdateRow[], budget: number, perToken: (out: ForwardOutput, batch: PackedBatch) => tf.Tensor2D): Map<UpdateRow, number[]> {
-  const values = new Map<UpdateRow, number[]>();
-  for (const chunk of chunksFor(model, rows, false, budget)) {
-    const batch = new PackedBatch(chunk);
-    const tokens = tf.tidy(() => perToken(model.forward(batch.inputTensor()), batch));
-    batch.gatherResponse(tokens).forEach((v, i) => values.set(chunk[i], v));
-    tokens.dispose();
-  }
-  return values;
+/** `model`'s log-probabilities of every row's response tokens at `temperature`, without gradients. */
+function responseLogProbs(model: TransformerLM, rows: readonly UpdateRow[], temperature: number, budget: number): Map<UpdateRow, number[]> {
+  return responseValues(model, rows, budget, (out, batch) => tokenLogProbs(out.logits, batch.targetOneHot(model.config.vocabSize), temperature));
 }
 
 /**
@@ -245,11 +237,6 @@ function policyShift(actor: TransformerLM, rows: UpdateRow[], temperature: numbe
   const stride = Math.ceil(rows.length / SHIFT_SAMPLE_ROWS);
   const sample = rows.filter((_, i) => i % stride === 0);
   const shifts: number[] = [];
-  for (const chunk of chunksFor(actor, sample, false, budget)) {
-    const batch = new PackedBatch(chunk);
-    const logProbs = tf.tidy(() => tokenLogProbs(actor.forward(batch.inputTensor()).logits, batch.targetOneHot(actor.config.vocabSize), temperature));
-    batch.gatherResponse(logProbs).forEach((after, i) => after.forEach((logProb, j) => shifts.push(k3(logProb - chunk[i].oldLogProbs[j]))));
-    logProbs.dispose();
-  }
+  for (const [row, after] of responseLogProbs(actor, sample, temperature, budget)) after.forEach((logProb, j) => shifts.push(k3(logProb - row.oldLogProbs[j])));
   return shifts.length > 0 ? mean(shifts) : 0;
 }

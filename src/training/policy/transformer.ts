@@ -97,7 +97,7 @@ export class TransformerLM {
   private readonly bValue: tf.Variable;
   /** Added to the logits: NEG_INF on tokens the policy must never emit. */
   private readonly logitBias: tf.Tensor1D;
-  /** RoPE tables [contextLength, dh/2], or null without RoPE. */
+  /** RoPE tables ([contextLength, dh] and the half turn), or null without RoPE. */
   private readonly ropeTables: RopeTables | null;
   /** Grid-position embeddings [GRID_EXTENT, d] and the layout that finds the cells, or null. */
   private readonly grid: { layout: GridLayout; rows: tf.Variable; cols: tf.Variable } | null;
