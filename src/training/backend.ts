@@ -1,6 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { availableParallelism } from 'node:os';
 import { installNativeKernels, nativeKernelsAvailable, nativeKernelsInstalled } from './native-kernels';
+import { installSharedBuffers } from './wasm-shared-buffers';
 import { enableWasmThreads, withThreadPoolOf } from './wasm-threads';
 
 /** TensorFlow.js backends in order of preference (docs/training.md, "Backends"). */
@@ -85,6 +86,7 @@ export async function initBackend(
       return true;
     });
     if (!loaded) continue;
+    if (name === 'wasm') installSharedBuffers();
     if (name === 'wasm' && installNativeKernels(requestedThreads())) log(`native matMul kernels on ${requestedThreads()} thread(s)`);
     active = name;
     log(`tensorflow.js backend: ${name}`);
