@@ -50,11 +50,11 @@ describe('wasm Identity and same-dtype Cast share buffers', () => {
     const dx = tf.grad((t: tf.Tensor) => tf.sum(tf.mul(tf.mul(t, t), t)))(x);
     expect(Array.from(dx.dataSync())).toEqual([12, 3]);
     // customGrad's save keeps shared clones too: f(x) = x², with the gradient 2·x·dy.
-    const square = tf.customGrad((t: tf.Tensor, save: tf.GradSaveFunc) => {
+    const square = tf.customGrad(((t: tf.Tensor, save: tf.GradSaveFunc) => {
       save([t]);
       return { value: tf.square(t), gradFunc: (dy: tf.Tensor, [saved]: tf.Tensor[]) => tf.mul(tf.mul(dy, saved), 2) };
-    });
-    const dSquare = tf.grad((t: tf.Tensor) => tf.sum(square(t) as tf.Tensor))(x);
+    }) as unknown as Parameters<typeof tf.customGrad>[0]) as (t: tf.Tensor) => tf.Tensor;
+    const dSquare = tf.grad((t: tf.Tensor) => tf.sum(square(t)))(x);
     expect(Array.from(dSquare.dataSync())).toEqual([4, -2]);
     const before = tf.memory().numTensors;
     tf.dispose([x, dx, dSquare]);
