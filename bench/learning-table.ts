@@ -167,6 +167,8 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
   // The imitation's length: twice the recipe's 400 warm-up steps (docs/learning-defaults.md).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800 } } }),
+  // And on twice the turns a step: 128-turn batches, which imitated FrozenLake best in the screen.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
 ];
 
 /**
