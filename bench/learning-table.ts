@@ -169,6 +169,7 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800 } } }),
   // And on twice the turns a step: 128-turn batches, which imitated FrozenLake best in the screen.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
 ];
 
 /**
