@@ -26,8 +26,10 @@ export const matMul = tf.customGrad(((a: tf.Tensor, b: tf.Tensor, save: tf.GradS
     value: tf.matMul(a as tf.Tensor2D, b as tf.Tensor2D),
     gradFunc: (dy: tf.Tensor, saved: tf.Tensor[]) => {
       const [savedA, savedB] = saved;
-      const dA = savedB.size <= dy.size + savedA.size ? tf.matMul(dy as tf.Tensor2D, swapLast(savedB) as tf.Tensor2D) : swapLast(tf.matMul(savedB as tf.Tensor2D, swapLast(dy) as tf.Tensor2D));
-      const dB = savedA.size <= dy.size + savedB.size ? tf.matMul(swapLast(savedA) as tf.Tensor2D, dy as tf.Tensor2D) : swapLast(tf.matMul(swapLast(dy) as tf.Tensor2D, savedA as tf.Tensor2D));
+      const times = (x: tf.Tensor, y: tf.Tensor) => tf.matMul(x as tf.Tensor2D, y as tf.Tensor2D);
+      // Transpose the saved operand, unless it outsizes dY and the other operand together.
+      const dA = savedB.size <= dy.size + savedA.size ? times(dy, swapLast(savedB)) : swapLast(times(savedB, swapLast(dy)));
+      const dB = savedA.size <= dy.size + savedB.size ? times(swapLast(savedA), dy) : swapLast(times(swapLast(dy), savedA));
       return [dA, dB];
     },
   };

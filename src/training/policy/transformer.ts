@@ -385,7 +385,6 @@ export class TransformerLM {
     return tf.add(x, tf.reshape(tf.add(pick(rows, this.grid.rows), pick(cols, this.grid.cols)), [B, T, this.config.dModel])) as tf.Tensor3D;
   }
 
-  /** Pre-LN block: x + Attn(LN(x)); x + FFN(LN(x)). `attendTo` supplies keys, values, bias. */
   /**
    * One layer of a forward pass without gradients that keeps only its output and the keys and
    * values it attended to: its attention maps ([B, H, T, S] each) are freed before the next layer
@@ -405,6 +404,7 @@ export class TransformerLM {
     }) as [tf.Tensor3D, tf.Tensor4D, tf.Tensor4D];
   }
 
+  /** Pre-LN block: x + Attn(LN(x)); x + FFN(LN(x)). `attendTo` supplies keys, values, bias. */
   private block(
     block: Layer,
     x: tf.Tensor3D,
