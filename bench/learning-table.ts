@@ -165,9 +165,13 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1 } } }),
   // FrozenLake from demonstrations had never tried grid positions (issue: imitation stopped near 0.62).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
-  // The imitation's length: twice the recipe's 400 warm-up steps (docs/learning-defaults.md).
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800 } } }),
-  // And on twice the turns a step: 128-turn batches, which imitated FrozenLake best in the screen.
+  // The imitation's length and batch (docs/learning-defaults.md), each named in full so that it
+  // means the same whatever the recipe: FrozenLake's recipe before 1,600 × 128 turns became its
+  // default (400 steps of 64 turns; its runs were the default column's until then), also with
+  // <think>; twice its steps; then 128-turn batches, which imitated FrozenLake best in the screen.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 64x400', { training: { warmup: { steps: 400, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think, imitation 64x400', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 400, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
 ];
