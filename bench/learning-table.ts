@@ -174,6 +174,8 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
+  // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200', { training: { warmup: { steps: 1200, batchSize: 128 } } }),
   // DAPO's dynamic sampling on StarPO-S: after a warm-up that solves ~90% of the lake most groups
   // are all successes, with nothing to learn from; DAPO, which resamples until its groups vary,
   // ended above StarPO-S there (bench/algorithms).
