@@ -161,8 +161,9 @@ export const COLUMNS: readonly Column[] = [
   // From demonstrations, on Sokoban's recipe before grid positions became its default (those runs
   // were trained so): without them, and with the world-model loss in the imitation warm-up
   // instead, to teach the model to read the grid while it imitates (the loss adds no forward pass).
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1 } } }),
+  // (and on 64-turn batches, as its recipe imitated before 128).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false }, training: { warmup: { batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1, batchSize: 64 } } }),
   // FrozenLake from demonstrations had never tried grid positions (issue: imitation stopped near 0.62).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
   // The imitation's length and batch (docs/learning-defaults.md), each named in full so that it
@@ -174,8 +175,11 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
-  // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best.
+  // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best,
+  // and on 64, its recipe before (also with <think>; their runs were the default's until then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200', { training: { warmup: { steps: 1200, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 64x1200', { training: { warmup: { steps: 1200, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think, imitation 64x1200', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 1200, batchSize: 64 } } }),
   // DAPO's dynamic sampling on StarPO-S: after a warm-up that solves ~90% of the lake most groups
   // are all successes, with nothing to learn from; DAPO, which resamples until its groups vary,
   // ended above StarPO-S there (bench/algorithms).
