@@ -84,7 +84,9 @@ describe('two deployments sharing one Redis', () => {
       for (const jobId of [job.id, foreign]) await legacy.add('train', { jobId }, { jobId, removeOnComplete: true, removeOnFail: true });
       await stack.startApi();
       await until(async () => (await legacy.getJob(job.id)) === undefined, 15_000, () => stack.api!.output.slice(-3000));
-      expect(stack.api!.output).toMatch(/moving 1 job\(s\) queued under the old shared prefix/);
+      // The API logs the move after taking the job out of the old queue, and its output arrives
+      // through a pipe: the line may come a moment after the job is gone.
+      await until(async () => /moving 1 job\(s\) queued under the old shared prefix/.test(stack.api!.output), 5_000, () => stack.api!.output.slice(-3000));
       stack.startWorker('after-upgrade');
       expect(await stack.waitForJob(job.id, (j) => ['succeeded', 'failed'].includes(j.status), 60_000)).toMatchObject({ status: 'succeeded', worker: 'after-upgrade' });
       expect((await legacy.getJob(foreign))?.data).toEqual({ jobId: foreign });
