@@ -95,12 +95,23 @@ const table = (header: string[], rows: string[][]) => [`| ${header.join(' | ')} 
 /** RAGEN's StarPO-S at RAGEN's budget (format warm-up, its update alone, 200 steps, constant LR): the cell beside RAGEN's figure. */
 const ragenBudgetCell = (row: string) => learningCell(learningRow(row), learningColumn(`format/starpo-s/${RAGEN_BUDGET}`));
 
+interface HeadlineRow {
+  label: string;
+  /** The row's name in RAGEN's figures, or null where RAGEN did not report the task. */
+  ragen: string | null;
+  default: CellRef;
+  /** Whose runs give the wall time, where `default`'s reused their warm-ups (default: `default`). */
+  timed?: CellRef;
+  grpo: CellRef;
+  noExpert: CellRef | null;
+}
+
 /**
  * The README's one table: per environment, the default job (StarLab's recipe: imitation, then
  * StarPO-S, where an expert exists) beside RAGEN's SFT, StarLab's recipe without an expert, and
  * RAGEN's update at RAGEN's budget beside RAGEN's StarPO-S figure.
  */
-const HEADLINE_ROWS = [
+const HEADLINE_ROWS: HeadlineRow[] = [
   { label: 'Bandit', ragen: 'bandit', default: learningCell(learningRow('bandit'), learningColumn('format/starpo-s')), grpo: learningCell(learningRow('bandit'), learningColumn('format/starpo-grpo')), noExpert: null },
   {
     label: 'Sokoban 6×6',
@@ -146,7 +157,7 @@ function headlineTable(): string {
       row.label,
       random(row.default),
       cellText(row.default),
-      wallTime('timed' in row && row.timed ? row.timed : row.default),
+      wallTime(row.timed ?? row.default),
       row.ragen ? ragenFigure(RAGEN_SFT, row.ragen) : '–',
       cellText(row.grpo),
       row.noExpert ? cellText(row.noExpert) : '–',

@@ -18,8 +18,7 @@ import { useTestBackend } from '../support/tf';
  * seeds; RL then raises the success of its own rollouts (fresh maps every step, sampled at
  * temperature 1) without losing evaluation success. Seed 1, 400 steps of 128 turns: eval 0.813
  * after the warm-up (random 0.216), rollout success 0.644 over the first ten steps and 0.831 over
- * the last ten, eval 0.805 at the end; about 3.5 minutes of a core, twice the 400 × 64 warm-up
- * this test ran before (0.707 after it).
+ * the last ten, eval 0.805 at the end; about 3.5 minutes of a core.
  */
 describe('learning: the default non-slippery FrozenLake job (StarPO-S from demonstrations)', () => {
   beforeAll(useTestBackend);
