@@ -184,6 +184,12 @@ export const COLUMNS: readonly Column[] = [
   // are all successes, with nothing to learn from; DAPO, which resamples until its groups vary,
   // ended above StarPO-S there (bench/algorithms).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'dynamic sampling', { algorithm: { dynamicSampling: true } }),
+  // DAPO's other parts, one at a time on StarPO-S: its token-mean loss (long answers weigh more);
+  // every group whose returns differ (dynamic sampling without the top-quarter filter); and
+  // group-normalised returns instead of the critic, which a warm-up leaves untrained.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'token-mean loss', { algorithm: { lossAggregation: 'token-mean' } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'every varied group', { algorithm: { dynamicSampling: true, filter: 'none' } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'group advantages', { algorithm: { advantage: 'grpo', whitenAdvantages: false } }),
 ];
 
 /**

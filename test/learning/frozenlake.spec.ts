@@ -10,7 +10,7 @@ import { useTestBackend } from '../support/tf';
  * given): its recipe's model and imitation batches, then 40 steps of StarPO-S under RAGEN's
  * protocol (whole-episode history, minibatches of 32, 256 held-out maps sampled at 0.5).
  *
- * The recipe imitates 1,600 steps of 128 turns (recipes.ts), 6–7 minutes of a core; this test
+ * The recipe imitates 3,200 steps of 128 turns (recipes.ts), 12–15 minutes of a core; this test
  * imitates the first 400 of them, so that CI stays within its time. The full default's figures
  * are bench/learning's (docs/results.md): 0.879–0.898 after the warm-up, 0.908 after 100 steps.
  *
@@ -26,7 +26,7 @@ describe('learning: the default non-slippery FrozenLake job (StarPO-S from demon
   it('imitates well above random, and RL raises the success of its rollouts', async () => {
     const job = { environment: { id: 'frozenlake', config: { slippery: false } }, algorithm: { id: 'starpo-s' } };
     const defaults = parseJobSpec(job);
-    expect(defaults.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 1600, batchSize: 128 });
+    expect(defaults.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 128 });
     const spec = parseJobSpec({ ...job, training: { steps: 40, evalEvery: 0, seed: 1, checkpointEvery: 0, warmup: { steps: 400 } } });
     expect([spec.model.config, spec.training.warmup]).toEqual([defaults.model.config, { ...defaults.training.warmup, steps: 400 }]);
     const { random } = await baselines(spec);

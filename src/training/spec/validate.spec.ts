@@ -24,7 +24,7 @@ describe('parseJobSpec', () => {
     expect(spec.model.config).toEqual({ layers: 2, dModel: 64, heads: 4, ffnMultiplier: 4, contextLength: 1 + 5 * (1 + 19 + 1 + 2 + 1 + 16 + 1 + 6), rope: true });
     expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 16, think: false, historyFormat: 'ragen' });
     expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, lrSchedule: 'cosine', evalEvery: 10, evalEpisodes: 256, evalTemperature: 0.5, evalGreedy: false, checkpointEvery: 20 });
-    expect(spec.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 1600, batchSize: 128 });
+    expect(spec.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 128 });
     expect(spec.algorithm.config).toMatchObject({ miniBatchSize: 32, criticLearningRateScale: 10, weightDecay: 0.01, klCoef: 0, entropyCoef: 0.001 });
     expect(spec.algorithm.config.miniBatches).toBeUndefined();
     expect(spec.collapse).toEqual({ action: 'warn', rules: [], rollback: { learningRateScale: 0.5, maxRollbacks: 3 } });
