@@ -3,7 +3,8 @@ import { useTestBackend } from '../../test/support/tf';
 import { loadPolicyFromCheckpoint } from './checkpoint';
 import type { Metrics } from './signals/step-metrics';
 import { parseJobSpec } from './spec/validate';
-import { Trainer, learningRateScale } from './trainer';
+import { learningRateScale } from './policy/lr-schedule';
+import { Trainer } from './trainer';
 
 /** A job small enough to run a handful of real steps in seconds: critic, reference and KL all on. */
 const tinySpec = (overrides: Record<string, unknown> = {}) =>

@@ -7,6 +7,7 @@ import { getEnvDefinition } from './envs/registry';
 import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
 import { Adam } from './policy/adam';
+import { learningRateScale } from './policy/lr-schedule';
 import { gridLayoutFor } from './policy/grid-positions';
 import { TransformerPolicy } from './policy/policy';
 import type { Tokenizer } from './policy/tokenizer';
@@ -69,15 +70,6 @@ export function dynamicSamplingMetrics(groupsDrawn: number, informative: number,
     [METRIC.extraTrajectories]: (groupsDrawn - wanted) * groupSize,
     [METRIC.dynamicSamplingShortfall]: Math.max(0, wanted - informative),
   };
-}
-
-/**
- * Learning-rate multiplier at RL step `step` of `total`: 1 for `constant`; for `cosine`, a half
- * cosine from 1 down to 0.1, which damps the late, large updates that destabilised long runs.
- */
-export function learningRateScale(schedule: 'constant' | 'cosine', step: number, total: number): number {
-  if (schedule === 'constant') return 1;
-  return 0.1 + 0.9 * 0.5 * (1 + Math.cos((Math.PI * (step - 1)) / Math.max(1, total - 1)));
 }
 
 const RNG_STREAM = { sampling: 1, update: 2, warmup: 3, evaluation: 4 } as const;

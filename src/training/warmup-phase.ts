@@ -2,6 +2,7 @@ import { mean } from './algorithms/stats';
 import type { BackendName } from './backend';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
+import { learningRateScale } from './policy/lr-schedule';
 import type { Tokenizer } from './policy/tokenizer';
 import type { Rng } from './random';
 import type { ContextBuilder } from './rollout/context';
@@ -73,6 +74,7 @@ async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string
       log(`warm-up ${warmup.kind} stopped after ${i}/${warmup.steps} steps; it starts over when the job resumes`);
       return null;
     }
+    optimizer.learningRate = warmup.learningRate * learningRateScale(warmup.lrSchedule, i + 1, warmup.steps);
     const rows = await scriptedExamples(warmup.kind as 'format' | 'demonstrations', inputs.definition, spec.environment.config, inputs.settings, inputs.tokenizer, inputs.contexts, rng, seeds, warmup.batchSize);
     if (rows.length === 0) throw new Error(`warm-up produced no examples for ${inputs.definition.id}`);
     losses.push(supervisedStep(learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));

@@ -21,6 +21,7 @@ export const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.selfImitationBufferSize': 512,
   'algorithm.config.selfImitationLearningRate': 0.001,
   'training.warmup.worldModelCoef': 0,
+  'training.warmup.lrSchedule': 'constant',
   // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
   // read only when their mode is on.
   'algorithm.config.clipMode': 'ppo',

@@ -71,6 +71,12 @@ export const WarmupSchema = Type.Object(
     steps: int(0, 5000, 150, 'supervised steps'),
     batchSize: int(1, 512, 64, 'turns per supervised step'),
     learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
+    lrSchedule: Type.Optional(
+      Type.Union([Type.Literal('constant'), Type.Literal('cosine')], {
+        default: 'constant',
+        description: "cosine: decay the warm-up's learning rate to 10% over its steps",
+      }),
+    ),
     worldModelCoef: num(0, 10, 0, "weight of a world-model loss during the warm-up: predicting what the environment wrote after each scripted response (reward, next observation); 0 disables"),
   },
   strict,
