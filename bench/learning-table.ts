@@ -169,12 +169,16 @@ export const COLUMNS: readonly Column[] = [
   // The imitation's length and batch (docs/learning-defaults.md), each named in full so that it
   // means the same whatever the recipe: FrozenLake's recipe before 1,600 × 128 turns became its
   // default (400 steps of 64 turns; its runs were the default column's until then), also with
-  // <think>; twice its steps; then 128-turn batches, which imitated FrozenLake best in the screen.
+  // <think>; twice its steps; then 128-turn batches, which imitated FrozenLake best in the screen
+  // (1,600 of them were the recipe before 3,200; those runs were the default's until then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 64x400', { training: { warmup: { steps: 400, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'think, imitation 64x400', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 400, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200', { training: { warmup: { steps: 3200, batchSize: 128 } } }),
+  // The imitation's rate decayed (cosine, to 10%) over its steps, as RL's is.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200, cosine rate', { training: { warmup: { steps: 3200, batchSize: 128, lrSchedule: 'cosine' } } }),
   // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best,
   // and on 64, its recipe before (also with <think>; their runs were the default's until then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200', { training: { warmup: { steps: 1200, batchSize: 128 } } }),
@@ -183,7 +187,8 @@ export const COLUMNS: readonly Column[] = [
   // DAPO's dynamic sampling on StarPO-S: after a warm-up that solves ~90% of the lake most groups
   // are all successes, with nothing to learn from; DAPO, which resamples until its groups vary,
   // ended above StarPO-S there (bench/algorithms).
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'dynamic sampling', { algorithm: { dynamicSampling: true } }),
+  // (after 1,600 imitation steps, the recipe then).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'dynamic sampling, imitation 128x1600', { algorithm: { dynamicSampling: true }, training: { warmup: { steps: 1600, batchSize: 128 } } }),
   // DAPO's other parts, one at a time on StarPO-S: its token-mean loss (long answers weigh more);
   // every group whose returns differ (dynamic sampling without the top-quarter filter); and
   // group-normalised returns instead of the critic, which a warm-up leaves untrained.

@@ -25,6 +25,12 @@ export const EnvironmentSchema = Type.Object({
     Type.Object({
       description: Type.String(),
       spec: Type.Record(Type.String(), Type.Unknown(), { description: 'spec sections a job gets by default with this warm-up kind (its own values win)' }),
+      where: Type.Optional(
+        Type.Object(
+          { config: Type.Record(Type.String(), Type.Unknown()), spec: Type.Record(Type.String(), Type.Unknown()) },
+          { description: "sections merged over `spec` where the environment's config (its defaults filled in) has these values" },
+        ),
+      ),
     }),
     { description: 'per warm-up kind: the measured recipe a job gets by default (model, answer format, schedule)' },
   ),

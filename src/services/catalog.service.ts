@@ -18,7 +18,7 @@ export class CatalogService {
       configSchema: toJsonSchema(definition.configSchema),
       defaults: { ...definition.defaults },
       rolloutDefaults: { ...(definition.rolloutDefaults ?? {}) },
-      recipes: Object.fromEntries(Object.entries(RECIPES[definition.id] ?? {}).map(([kind, recipe]) => [kind, { description: RECIPE_DESCRIPTION, spec: { ...recipe } }])),
+      recipes: Object.fromEntries(Object.entries(RECIPES[definition.id] ?? {}).map(([kind, { where, ...spec }]) => [kind, { description: RECIPE_DESCRIPTION, spec, ...(where ? { where: { config: where.config, spec: where.recipe } } : {}) }])),
       server: null,
     }));
   }

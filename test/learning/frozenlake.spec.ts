@@ -10,9 +10,10 @@ import { useTestBackend } from '../support/tf';
  * given): its recipe's model and imitation batches, then 40 steps of StarPO-S under RAGEN's
  * protocol (whole-episode history, minibatches of 32, 256 held-out maps sampled at 0.5).
  *
- * The recipe imitates 3,200 steps of 128 turns (recipes.ts), 12–15 minutes of a core; this test
- * imitates the first 400 of them, so that CI stays within its time. The full default's figures
- * are bench/learning's (docs/results.md): 0.879–0.898 after the warm-up, 0.908 after 100 steps.
+ * The recipe imitates 3,200 steps of 128 turns on this map (recipes.ts), about 13 minutes of a
+ * core; this test imitates the first 400 of them, so that CI stays within its time. The full
+ * default's figures are bench/learning's (docs/results.md): 0.910–0.930 after the warm-up, 0.935
+ * after 100 steps.
  *
  * What must hold: the warm-up policy solves far more maps than the random agent on the same
  * seeds; RL then raises the success of its own rollouts (fresh maps every step, sampled at

@@ -8,6 +8,21 @@ export interface Recipe {
   model?: Partial<ModelConfig>;
   rollout?: Partial<RolloutConfig>;
   training?: Partial<Omit<TrainingConfig, 'warmup'>> & { warmup?: Partial<WarmupConfig> };
+  /** Sections merged over the recipe's where the environment's config (its defaults filled in) has these values. */
+  where?: { config: Record<string, unknown>; recipe: Omit<Recipe, 'where'> };
+}
+
+/** `recipe` for one environment config: its `where` sections over it when the config matches. */
+export function recipeFor(recipe: Recipe, config: Record<string, unknown>): Omit<Recipe, 'where'> {
+  const { where, ...base } = recipe;
+  if (!where || !Object.entries(where.config).every(([field, value]) => config[field] === value)) return base;
+  const over = where.recipe;
+  return {
+    algorithm: { ...base.algorithm, ...over.algorithm },
+    model: { ...base.model, ...over.model },
+    rollout: { ...base.rollout, ...over.rollout },
+    training: { ...base.training, ...over.training, warmup: { ...base.training?.warmup, ...over.training?.warmup } },
+  };
 }
 
 export type RecipeWarmup = 'format' | 'demonstrations';
@@ -41,14 +56,19 @@ const FROM_DEMONSTRATIONS: Recipe = { ...SMALL_MODEL, training: { ...SMALL_MODEL
  * What the imitation needs is turns: 1,600 steps of 128-turn batches (eight times 400 × 64)
  * imitate the non-slippery lake to 0.879–0.898 and end RL at 0.908 (0.902–0.914, seeds 1–3),
  * against 0.617 → 0.665 (0.523–0.738) for 400 × 64; the loss was still falling (0.049–0.058).
- * 3,200 steps imitate it to 0.910–0.930 (0.922 over seeds 1–3, loss 0.030–0.037).
  * More turns per step without more steps did not pay (256 or 512 turns × 400: 0.773, 0.816;
  * seed 1), nor did depth (4 layers: 0.145). docs/learning-defaults.md has every run.
+ *
+ * On the non-slippery lake 3,200 steps imitate to 0.910–0.930 (0.922 over seeds 1–3, loss
+ * 0.030–0.037) and RL ends higher than after 1,600 (docs/learning-defaults.md). On the slippery
+ * lake the longer imitation did not pay (seed 1: 0.309 after RL against 0.355), for twice the
+ * warm-up's time: the demonstrations there are an optimal policy's moves under random slips.
  */
 const FROZENLAKE_FROM_DEMONSTRATIONS: Recipe = {
   ...FROM_DEMONSTRATIONS,
   model: { ...SMALL_MODEL.model, dModel: 64, heads: 4 },
-  training: { ...FROM_DEMONSTRATIONS.training, warmup: { steps: 3200, batchSize: 128 } },
+  training: { ...FROM_DEMONSTRATIONS.training, warmup: { steps: 1600, batchSize: 128 } },
+  where: { config: { slippery: false }, recipe: { training: { warmup: { steps: 3200 } } } },
 };
 
 /**
@@ -109,7 +129,7 @@ export const SERVED_RECIPES: Readonly<Partial<Record<RecipeWarmup, Recipe>>> = {
 export const RECIPE_DESCRIPTION =
   "RAGEN's protocol (its rooms, whole-episode history, update and evaluation) with StarLab's small model: 2 layers of width 32, " +
   'answers without <think> (RAGEN thinks; a model this small learned better without, see docs/results.md, which shows StarPO-S both ways), ' +
-  'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64 and 3200 warm-up steps of 128 turns, which imitated and held measurably better; ' +
+  'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64 and 1600 warm-up steps of 128 turns (3200 on the non-slippery lake), which imitated and held measurably better; ' +
   'on Sokoban from demonstrations, width 64, 1200 warm-up steps of 128 turns and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
   'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 on FrozenLake, 32 on Sokoban), which is what lifted it above the random agent; on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
 

@@ -1,4 +1,5 @@
 import { Type } from '@sinclair/typebox';
+import { Value } from '@sinclair/typebox/value';
 import { ALGORITHM_PRESETS, AlgorithmConfig, AlgorithmConfigSchema, AlgorithmId } from '../algorithms/presets';
 import { InvalidEnvConfigError } from '../envs/common';
 import { ENVIRONMENTS } from '../envs/registry';
@@ -14,7 +15,7 @@ import {
   SpecVersion,
   TrainingConfig,
 } from './job-spec';
-import { RECIPES, Recipe, SERVED_RECIPES } from './recipes';
+import { RECIPES, Recipe, SERVED_RECIPES, recipeFor } from './recipes';
 
 export type WarmupKind = 'none' | 'format' | 'demonstrations';
 
@@ -135,7 +136,8 @@ function withDefaultsUnder(raw: RawSpec, definition: EnvDefinition | undefined):
   const warmup = isPlainObject(training?.warmup) ? (training!.warmup as RawSpec) : undefined;
   const kind = warmup?.kind === undefined || warmup.kind === 'auto' ? (definition.expert ? 'demonstrations' : 'format') : warmup.kind;
   const recipes = definition.served ? SERVED_RECIPES : RECIPES[definition.id];
-  const recipe: Recipe = version === 2 ? (recipes?.[kind as 'format' | 'demonstrations'] ?? {}) : {};
+  const envConfig = Value.Default(definition.configSchema, structuredClone(isPlainObject(raw.environment) && isPlainObject(raw.environment.config) ? raw.environment.config : {})) as RawSpec;
+  const recipe: Recipe = version === 2 ? recipeFor(recipes?.[kind as 'format' | 'demonstrations'] ?? {}, envConfig) : {};
   const legacy: Partial<Record<'environment' | 'algorithm' | 'model' | 'rollout', RawSpec>> = version === 1 ? legacyFields(definition.id) : {};
   const model = isPlainObject(raw.model) ? raw.model : raw.model === undefined ? {} : undefined;
   const algorithm = raw.algorithm;
