@@ -1,9 +1,10 @@
 import { useTestBackend } from '../../test/support/tf';
+import type { LrSchedule } from './spec/job-spec';
 import { parseJobSpec } from './spec/validate';
 import { Trainer } from './trainer';
 import type { Learner } from './update';
 
-const spec = (steps: number, lrSchedule: 'constant' | 'cosine') =>
+const spec = (steps: number, lrSchedule: LrSchedule) =>
   parseJobSpec({
     environment: { id: 'bandit' },
     algorithm: { id: 'starpo-s-grpo' },
@@ -13,7 +14,7 @@ const spec = (steps: number, lrSchedule: 'constant' | 'cosine') =>
   });
 
 /** The actor's weights right after the warm-up (the run stops once step 0 is reported). */
-async function warmedUp(steps: number, lrSchedule: 'constant' | 'cosine'): Promise<Float32Array> {
+async function warmedUp(steps: number, lrSchedule: LrSchedule): Promise<Float32Array> {
   const trainer = await Trainer.create(spec(steps, lrSchedule));
   let warm = false;
   await trainer.run({ onStep: (step) => void (warm ||= step === 0), shouldStop: () => warm });

@@ -8,6 +8,8 @@ const num = (minimum: number, maximum: number, fallback: number, description: st
 const int = (minimum: number, maximum: number, fallback: number, description: string) =>
   Type.Optional(Type.Integer({ minimum, maximum, default: fallback, description }));
 const bool = (fallback: boolean, description: string) => Type.Optional(Type.Boolean({ default: fallback, description }));
+/** A learning-rate schedule (src/training/policy/lr-schedule.ts), constant unless a spec says otherwise. */
+const lrSchedule = (description: string) => Type.Optional(Type.Union([Type.Literal('constant'), Type.Literal('cosine')], { default: 'constant', description }));
 const section = <T extends TSchema>(schema: T) => Type.Optional(schema);
 const strict = { additionalProperties: false, default: {} } as const;
 
@@ -71,12 +73,7 @@ export const WarmupSchema = Type.Object(
     steps: int(0, 5000, 150, 'supervised steps'),
     batchSize: int(1, 512, 64, 'turns per supervised step'),
     learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
-    lrSchedule: Type.Optional(
-      Type.Union([Type.Literal('constant'), Type.Literal('cosine')], {
-        default: 'constant',
-        description: "cosine: decay the warm-up's learning rate to 10% over its steps",
-      }),
-    ),
+    lrSchedule: lrSchedule("cosine: decay the warm-up's learning rate to 10% over its steps"),
     worldModelCoef: num(0, 10, 0, "weight of a world-model loss during the warm-up: predicting what the environment wrote after each scripted response (reward, next observation); 0 disables"),
   },
   strict,
@@ -87,12 +84,7 @@ export const TrainingSchema = Type.Object(
     steps: int(1, 10000, 200, 'RL steps'),
     seed: int(0, 2147483647, 1, 'seed of every random draw in the job'),
     learningRate: num(1e-7, 0.1, 1e-3, 'actor learning rate (Adam)'),
-    lrSchedule: Type.Optional(
-      Type.Union([Type.Literal('constant'), Type.Literal('cosine')], {
-        default: 'constant',
-        description: 'cosine: decay the actor and critic learning rates to 10% over the RL steps',
-      }),
-    ),
+    lrSchedule: lrSchedule('cosine: decay the actor and critic learning rates to 10% over the RL steps'),
     evalEvery: int(0, 10000, 10, 'evaluate every N steps (0: after the warm-up and at the end only)'),
     evalEpisodes: int(1, 1024, 256, "evaluation episodes, one per fixed held-out seed (RAGEN's 256)"),
     evalTemperature: num(0, 2, 0.5, "sampling temperature of evaluation (RAGEN's 0.5; 0 = greedy): series eval/sampled/* (eval/greedy/* at 0)"),
@@ -183,6 +175,7 @@ export type JobSpecInput = Static<typeof JobSpecSchema>;
 export type ModelConfig = Required<Static<typeof ModelConfigSchema>>;
 export type SpecVersion = 1 | 2;
 export type RolloutConfig = Required<Static<typeof RolloutSchema>>;
+export type LrSchedule = TrainingConfig['lrSchedule'];
 export type WarmupConfig = Required<Static<typeof WarmupSchema>>;
 export type TrainingConfig = Required<Omit<Static<typeof TrainingSchema>, 'warmup'>> & { warmup: WarmupConfig };
 export type CollapseConfig = Required<Omit<Static<typeof CollapseSchema>, 'rollback'>> & {
