@@ -172,7 +172,7 @@ export const COLUMNS: readonly Column[] = [
   // <think>; twice its steps; then 128-turn batches, which imitated FrozenLake best in the screen
   // (1,600 of them were the recipe before 3,200; those runs were the default's until then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 64x400', { training: { warmup: { steps: 400, batchSize: 64 } } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think, imitation 64x400', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 400, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think imitation 64x400', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 400, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'warm-up 800', { training: { warmup: { steps: 800, batchSize: 64 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
@@ -187,7 +187,7 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x2400', { training: { warmup: { steps: 2400, batchSize: 128 } } }),
   // The imitation's rate decayed (cosine, to 10%) over Sokoban's 1,200 steps, which lifted seed 1's imitation 72.7 -> 75.4%.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200 cosine rate', { training: { warmup: { steps: 1200, batchSize: 128, lrSchedule: 'cosine' } } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think, imitation 64x1200', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 1200, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'think imitation 64x1200', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 1200, batchSize: 64 } } }),
   // DAPO's dynamic sampling on StarPO-S: after a warm-up that solves ~90% of the lake most groups
   // are all successes, with nothing to learn from; DAPO, which resamples until its groups vary,
   // ended above StarPO-S there (bench/algorithms).
