@@ -42,6 +42,9 @@ export const ROWS: readonly Row[] = [
   { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
   { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true },
   { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true },
+  // The tool-use task: its levers from demonstrations only. Its default job's runs are bench/algorithms'
+  // StarPO-S cell (the same job, with every preset beside it).
+  { name: 'lookup-qa', label: 'lookup-qa (tool use)', env: 'lookup-qa', envConfig: {}, steps: 100, hasExpert: true, columns: ['demonstrations/starpo-s/width 64 imitation 128x1600'] },
 ];
 
 /**
@@ -161,9 +164,9 @@ export const COLUMNS: readonly Column[] = [
   // From demonstrations, on Sokoban's recipe before grid positions became its default (those runs
   // were trained so): without them, and with the world-model loss in the imitation warm-up
   // instead, to teach the model to read the grid while it imitates (the loss adds no forward pass).
-  // (and on 64-turn batches, as its recipe imitated before 128).
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false }, training: { warmup: { batchSize: 64 } } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1, batchSize: 64 } } }),
+  // (and on 64-turn batches of 1,200 steps, as its recipe imitated before 128 and 2,400).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'no grid positions', { model: { gridPositions: false }, training: { warmup: { steps: 1200, batchSize: 64 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'world model warm-up without grid positions', { model: { gridPositions: false }, training: { warmup: { worldModelCoef: 1, steps: 1200, batchSize: 64 } } }),
   // FrozenLake from demonstrations had never tried grid positions (issue: imitation stopped near 0.62).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'grid positions', { model: { gridPositions: true } }),
   // The imitation's length and batch (docs/learning-defaults.md), each named in full so that it
@@ -185,6 +188,8 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 64x1200', { training: { warmup: { steps: 1200, batchSize: 64 } } }),
   // Twice Sokoban's imitation: its loss was still falling at 1,200 steps (seed 1: 72.7 -> 79.3% after the warm-up).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x2400', { training: { warmup: { steps: 2400, batchSize: 128 } } }),
+  // lookup-qa's imitation at FrozenLake's width and length (its recipe imitated 400 steps of 64 turns at width 32).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'width 64 imitation 128x1600', { model: { dModel: 64, heads: 4 }, training: { warmup: { steps: 1600, batchSize: 128 } } }),
   // The imitation's rate decayed (cosine, to 10%) over Sokoban's 1,200 steps, which lifted seed 1's imitation 72.7 -> 75.4%.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200 cosine rate', { training: { warmup: { steps: 1200, batchSize: 128, lrSchedule: 'cosine' } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'think imitation 64x1200', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 1200, batchSize: 64 } } }),

@@ -177,7 +177,9 @@ function learningTables(): string {
       const clip = cell.runs.every((r) => 'clipHigh' in r && r.clipHigh !== undefined) && column.preset !== 'starpo-s' ? (cell.runs as LearningResult[]).map((r) => `${r.clipHigh.toFixed(4)} / ${r.clipLow.toFixed(4)}`).join('; ') : '';
       return [[column.warmup, column.label, cellText(cell), cell.runs.map((r) => `${percent(r.afterRl)}`).join(', '), clip]];
     });
-    const any = learningCell(row, learningColumn('format/starpo-s'));
+    // The random agent is the same in every cell of a row: the first that has runs (a row may train no format column).
+    const cells = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => learningCell(row, column));
+    const any = cells.find((cell) => cell.runs.length > 0) ?? cells[0];
     const ragen = RAGEN_STARPO_S[row.name];
     const sft = RAGEN_SFT[row.name];
     const refs = [
