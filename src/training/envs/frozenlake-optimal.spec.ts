@@ -1,5 +1,5 @@
 import { FrozenLakeEnv, shortestFrozenPath } from './frozenlake';
-import { optimalSuccessProbability } from './frozenlake-optimal';
+import { optimalSuccessProbability, turnOptimalSuccessProbability } from './frozenlake-optimal';
 
 describe('optimalSuccessProbability', () => {
   it('is 1 on non-slippery ice exactly when the budget covers the shortest path', () => {
@@ -40,5 +40,45 @@ describe('optimalSuccessProbability', () => {
     env.reset(0);
     expect(() => optimalSuccessProbability(env, -1)).toThrow(RangeError);
     expect(() => optimalSuccessProbability(env, 1.5)).toThrow(RangeError);
+  });
+});
+
+describe('turnOptimalSuccessProbability', () => {
+  it('counts turns and the per-turn cap on non-slippery ice (three moves right to the goal)', () => {
+    const env = new FrozenLakeEnv({ slippery: false });
+    env.resetToMap(['P__G'], 0);
+    expect(turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 2, actions: 10 })).toBe(0);
+    expect(turnOptimalSuccessProbability(env, { turns: 2, actionsPerTurn: 2, actions: 10 })).toBe(1);
+    expect(turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 3, actions: 10 })).toBe(1);
+    expect(turnOptimalSuccessProbability(env, { turns: 5, actionsPerTurn: 5, actions: 2 })).toBe(0);
+  });
+
+  it('loses nothing to blindness where one action is safe whatever the slip (the ledge: 1 − (2/3)^3 in one turn)', () => {
+    const env = new FrozenLakeEnv({ slippery: true });
+    env.resetToMap(['PGO', 'OOO', 'OOO'], 0);
+    expect(turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 3, actions: 3 })).toBeCloseTo(1 - (2 / 3) ** 3, 12);
+    expect(turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 2, actions: 3 })).toBeCloseTo(1 - (2 / 3) ** 2, 12);
+  });
+
+  it('lies between one observed action a turn and every action observed, and equals the first with one action a turn', () => {
+    const env = new FrozenLakeEnv({ slippery: true });
+    let strictlyBelow = 0;
+    for (let seed = 0; seed < 40; seed++) {
+      env.reset(seed);
+      const turnOptimum = turnOptimalSuccessProbability(env, { turns: 3, actionsPerTurn: 3, actions: 6 });
+      expect(turnOptimum).toBeGreaterThanOrEqual(optimalSuccessProbability(env, 3) - 1e-12);
+      expect(turnOptimum).toBeLessThanOrEqual(optimalSuccessProbability(env, 6) + 1e-12);
+      if (turnOptimum < optimalSuccessProbability(env, 6) - 1e-9) strictlyBelow++;
+      expect(turnOptimalSuccessProbability(env, { turns: 4, actionsPerTurn: 1, actions: 6 })).toBeCloseTo(optimalSuccessProbability(env, 4), 12);
+    }
+    // Slips seen only between turns cost something on some maps.
+    expect(strictlyBelow).toBeGreaterThan(0);
+  });
+
+  it('rejects a budget that is not a positive integer', () => {
+    const env = new FrozenLakeEnv();
+    env.reset(0);
+    expect(() => turnOptimalSuccessProbability(env, { turns: 0, actionsPerTurn: 1, actions: 1 })).toThrow(RangeError);
+    expect(() => turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 1.5, actions: 1 })).toThrow(RangeError);
   });
 });

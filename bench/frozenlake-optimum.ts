@@ -1,0 +1,46 @@
+/**
+ * bench/frozenlake-optimum: what the best policy can reach on FrozenLake's evaluation seeds under
+ * the job's turn structure, beside the expert the demonstrations warm-up imitates. The optimum
+ * bench/learning prints (optimalSuccessProbability) observes the lake after every action; an
+ * agent under RAGEN's interface sees it only between turns, and its actions within a turn run
+ * blind (turnOptimalSuccessProbability). On slippery ice the difference is what a slip mid-turn
+ * costs; a goal above the turn-structured optimum cannot be reached by any policy.
+ *
+ *   npm run bench:frozenlake-optimum -- [--config '{"slippery":true}'] [--episodes 256]
+ */
+import { parseArgs } from 'node:util';
+import { expertSuccess } from '../src/training/experiment/baselines';
+import { FrozenLakeEnv } from '../src/training/envs/frozenlake';
+import { optimalSuccessProbability, turnOptimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
+import { evaluationSeed } from '../src/training/seeds';
+import { parseJobSpec } from '../src/training/spec/validate';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { config: { type: 'string', default: '{"slippery":true}' }, episodes: { type: 'string', default: '256' } } });
+  const config = JSON.parse(values.config!) as Record<string, unknown>;
+  const spec = parseJobSpec({ name: 'frozenlake-optimum', environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training: { evalEpisodes: Number(values.episodes), evalTemperature: 0.5 } });
+  const { maxTurns, maxActionsPerTurn, maxActionsPerEpisode } = spec.rollout;
+  const mean = (value: (env: FrozenLakeEnv) => number) => {
+    let total = 0;
+    for (let i = 0; i < spec.training.evalEpisodes; i++) {
+      const env = new FrozenLakeEnv(spec.environment.config);
+      env.reset(evaluationSeed(i));
+      total += value(env);
+    }
+    return (100 * total) / spec.training.evalEpisodes;
+  };
+  const rows: [string, number][] = [
+    ["the expert (shortest path, spread over the turns left): the demonstrations", 100 * (await expertSuccess(spec))!],
+    [`one observed action a turn (${Math.min(maxTurns, maxActionsPerEpisode)} actions)`, mean((env) => optimalSuccessProbability(env, Math.min(maxTurns, maxActionsPerEpisode)))],
+    [`the turn structure: ${maxTurns} turns of at most ${maxActionsPerTurn} blind actions, ${maxActionsPerEpisode} in all`, mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: maxActionsPerTurn, actions: maxActionsPerEpisode }))],
+    [`every action observed (${maxActionsPerEpisode} actions; bench/learning's "optimum")`, mean((env) => optimalSuccessProbability(env, maxActionsPerEpisode))],
+  ];
+  console.log(`FrozenLake ${JSON.stringify(spec.environment.config)}, ${spec.training.evalEpisodes} evaluation seeds: success (%)\n`);
+  console.log('| policy | success |\n|---|---|');
+  for (const [label, value] of rows) console.log(`| ${label} | ${value.toFixed(1)} |`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
