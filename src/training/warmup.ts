@@ -71,8 +71,8 @@ function randomActions(names: readonly string[], cap: number, rng: Rng): string[
   return Array.from({ length: 1 + rng.int(cap) }, () => rng.pick(names));
 }
 
-/** Spreads the expert's plan over the turns left, so a slip can be corrected next turn. */
-async function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): Promise<string[]> {
+/** Spreads the expert's plan over the turns left, so a slip can be corrected next turn: one turn of the demonstrations. */
+export async function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): Promise<string[]> {
   const plan = await definition.expert!(env);
   const perTurn = Math.min(cap, Math.max(1, Math.ceil(plan.length / turnsLeft)));
   return plan.slice(0, perTurn);
