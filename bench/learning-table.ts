@@ -180,6 +180,7 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x800', { training: { warmup: { steps: 800, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200', { training: { warmup: { steps: 3200, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x5000', { training: { warmup: { steps: 5000, batchSize: 128 } } }),
   // The imitation's rate decayed (cosine, to 10%) over its steps, as RL's is.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200 cosine rate', { training: { warmup: { steps: 3200, batchSize: 128, lrSchedule: 'cosine' } } }),
   // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best,
@@ -198,6 +199,8 @@ export const COLUMNS: readonly Column[] = [
   // ended above StarPO-S there (bench/algorithms).
   // (after 1,600 imitation steps, the recipe then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'dynamic sampling after imitation 128x1600', { algorithm: { dynamicSampling: true }, training: { warmup: { steps: 1600, batchSize: 128 } } }),
+  // The default job as a user runs it: training.steps' 200 RL steps, where the table's rows run 100.
+  { ...column('demonstrations', 'starpo-s', [1], '200 RL steps'), steps: 200 },
   // DAPO's other parts, one at a time on StarPO-S: its token-mean loss (long answers weigh more);
   // every group whose returns differ (dynamic sampling without the top-quarter filter); and
   // group-normalised returns instead of the critic, which a warm-up leaves untrained.
