@@ -22,40 +22,38 @@ async function main(): Promise<void> {
   const config = JSON.parse(values.config!) as Record<string, unknown>;
   const spec = parseJobSpec({ name: 'frozenlake-optimum', environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training: { evalEpisodes: Number(values.episodes), evalTemperature: 0.5 } });
   const { maxTurns, maxActionsPerTurn, maxActionsPerEpisode } = spec.rollout;
-  const mean = (value: (env: FrozenLakeEnv) => number) => {
+  const mean = async (value: (env: FrozenLakeEnv) => number | Promise<number>) => {
     let total = 0;
     for (let i = 0; i < spec.training.evalEpisodes; i++) {
       const env = new FrozenLakeEnv(spec.environment.config);
       env.reset(evaluationSeed(i));
-      total += value(env);
+      total += await value(env);
     }
     return (100 * total) / spec.training.evalEpisodes;
   };
   // The demonstrations' policy, played as the warm-up plays it: each turn the expert's plan spread over the turns left.
   const definition = getEnvDefinition('frozenlake');
-  let demonstrated = 0;
-  for (let i = 0; i < spec.training.evalEpisodes; i++) {
-    const env = new FrozenLakeEnv(spec.environment.config);
-    env.reset(evaluationSeed(i));
+  const demonstrated = async (env: FrozenLakeEnv) => {
     let actionsLeft = maxActionsPerEpisode;
     for (let turn = 0; turn < maxTurns && !env.done && actionsLeft > 0; turn++) {
       const actions = await expertActions(definition, env, Math.min(maxActionsPerTurn, actionsLeft), maxTurns - turn);
       if (actions.length === 0) break;
       for (const action of actions) {
         if (env.done) break;
-        if (env.step(action).info.success) demonstrated++;
+        if (env.step(action).info.success) return 1;
         actionsLeft--;
       }
     }
-  }
+    return 0;
+  };
   const rows: [string, number][] = [
-    ['the demonstrations: the shortest path (holes avoided, slips ignored) spread over the turns left, re-planned each turn', (100 * demonstrated) / spec.training.evalEpisodes],
+    ['the demonstrations: the shortest path (holes avoided, slips ignored) spread over the turns left, re-planned each turn', await mean(demonstrated)],
     ["the expert as the tables' reference plays it: up to a turn's actions of its plan, re-planned each turn", 100 * (await expertSuccess(spec))!],
-    [`one observed action a turn (${Math.min(maxTurns, maxActionsPerEpisode)} actions)`, mean((env) => optimalSuccessProbability(env, Math.min(maxTurns, maxActionsPerEpisode)))],
-    [`the turn structure: ${maxTurns} turns of at most ${maxActionsPerTurn} blind actions, ${maxActionsPerEpisode} in all`, mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: maxActionsPerTurn, actions: maxActionsPerEpisode }))],
+    [`one observed action a turn (${Math.min(maxTurns, maxActionsPerEpisode)} actions)`, await mean((env) => optimalSuccessProbability(env, Math.min(maxTurns, maxActionsPerEpisode)))],
+    [`the turn structure: ${maxTurns} turns of at most ${maxActionsPerTurn} blind actions, ${maxActionsPerEpisode} in all`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: maxActionsPerTurn, actions: maxActionsPerEpisode }))],
     // An expert the warm-up could afford: the same optimum over sequences of at most 2 actions (a few ms a map, against 150 for 5).
-    [`the turn structure with at most 2 actions a turn`, mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: Math.min(2, maxActionsPerTurn), actions: maxActionsPerEpisode }))],
-    [`every action observed (${maxActionsPerEpisode} actions; bench/learning's "optimum")`, mean((env) => optimalSuccessProbability(env, maxActionsPerEpisode))],
+    [`the turn structure with at most 2 actions a turn`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: Math.min(2, maxActionsPerTurn), actions: maxActionsPerEpisode }))],
+    [`every action observed (${maxActionsPerEpisode} actions; bench/learning's "optimum")`, await mean((env) => optimalSuccessProbability(env, maxActionsPerEpisode))],
   ];
   console.log(`FrozenLake ${JSON.stringify(spec.environment.config)}, ${spec.training.evalEpisodes} evaluation seeds: success (%)\n`);
   console.log('| policy | success |\n|---|---|');

@@ -171,15 +171,14 @@ function headlineTable(): string {
 /** bench/learning as one table per environment: a line per column (warm-up, preset, variant) that has runs. */
 function learningTables(): string {
   return LEARNING_ROWS.map((row) => {
-    const lines = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).flatMap((column) => {
-      const cell = learningCell(row, column);
+    const shown = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => ({ column, cell: learningCell(row, column) }));
+    const lines = shown.flatMap(({ column, cell }) => {
       if (cell.runs.length === 0) return [];
       const clip = cell.runs.every((r) => 'clipHigh' in r && r.clipHigh !== undefined) && column.preset !== 'starpo-s' ? (cell.runs as LearningResult[]).map((r) => `${r.clipHigh.toFixed(4)} / ${r.clipLow.toFixed(4)}`).join('; ') : '';
       return [[column.warmup, column.label, cellText(cell), cell.runs.map((r) => `${percent(r.afterRl)}`).join(', '), clip]];
     });
     // The random agent is the same in every cell of a row: the first that has runs (a row may train no format column).
-    const cells = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => learningCell(row, column));
-    const any = cells.find((cell) => cell.runs.length > 0) ?? cells[0];
+    const any = (shown.find(({ cell }) => cell.runs.length > 0) ?? shown[0]).cell;
     const ragen = RAGEN_STARPO_S[row.name];
     const sft = RAGEN_SFT[row.name];
     const refs = [

@@ -90,10 +90,12 @@ export function turnOptimalSuccessProbability(env: FrozenLakeEnv, budget: TurnBu
       if (start === lake.goal || lake.holes[start]) continue;
       // Depth-first over the turn's sequences; each prefix of length k ≥ 1 is scored for every a ≥ k.
       const visit = (distribution: Float64Array, reached: number, k: number) => {
-        for (let a = k; k > 0 && a <= actions; a++) {
-          let score = reached;
-          for (let cell = 0; cell < cells; cell++) score += distribution[cell] * value[a - k][cell];
-          next[a][start] = Math.max(next[a][start], score);
+        if (k > 0) {
+          for (let a = k; a <= actions; a++) {
+            let score = reached;
+            for (let cell = 0; cell < cells; cell++) score += distribution[cell] * value[a - k][cell];
+            next[a][start] = Math.max(next[a][start], score);
+          }
         }
         if (k === Math.min(actionsPerTurn, actions)) return;
         for (let action = 0; action < GRID_ACTIONS.length; action++) {
