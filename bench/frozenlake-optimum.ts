@@ -15,7 +15,8 @@ import { FrozenLakeEnv } from '../src/training/envs/frozenlake';
 import { optimalSuccessProbability, turnOptimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
 import { evaluationSeed } from '../src/training/seeds';
 import { parseJobSpec } from '../src/training/spec/validate';
-import { expertActions } from '../src/training/warmup';
+import type { TurnBudget } from '../src/training/envs/types';
+import { expertActions, spreadPlan } from '../src/training/warmup';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string', default: '{"slippery":true}' }, episodes: { type: 'string', default: '256' } } });
@@ -31,12 +32,12 @@ async function main(): Promise<void> {
     }
     return (100 * total) / spec.training.evalEpisodes;
   };
-  // The demonstrations' policy, played as the warm-up plays it: each turn the expert's plan spread over the turns left.
+  // A policy that picks each turn's actions from the turns and actions left, played as the warm-up plays the demonstrations.
   const definition = getEnvDefinition('frozenlake');
-  const demonstrated = async (env: FrozenLakeEnv) => {
+  const played = (policy: (env: FrozenLakeEnv, turn: TurnBudget) => Promise<string[]>) => async (env: FrozenLakeEnv) => {
     let actionsLeft = maxActionsPerEpisode;
     for (let turn = 0; turn < maxTurns && !env.done && actionsLeft > 0; turn++) {
-      const actions = await expertActions(definition, env, Math.min(maxActionsPerTurn, actionsLeft), maxTurns - turn);
+      const actions = await policy(env, { turns: maxTurns - turn, actionsPerTurn: maxActionsPerTurn, actions: actionsLeft });
       if (actions.length === 0) break;
       for (const action of actions) {
         if (env.done) break;
@@ -46,13 +47,16 @@ async function main(): Promise<void> {
     }
     return 0;
   };
+  const demonstrations = played((env, turn) => expertActions(definition, env, turn));
+  const spreadShortestPath = played(async (env, turn) => spreadPlan(await definition.expert!(env), turn));
   const rows: [string, number][] = [
-    ['the demonstrations: the shortest path (holes avoided, slips ignored) spread over the turns left, re-planned each turn', await mean(demonstrated)],
+    ['the demonstrations (expertActions): on slippery ice the turn expert, else the shortest path spread over the turns left', await mean(demonstrations)],
+    ['the shortest path (holes avoided, slips ignored) spread over the turns left, re-planned each turn (the demonstrations until the turn expert)', await mean(spreadShortestPath)],
     ["the expert as the tables' reference plays it: up to a turn's actions of its plan, re-planned each turn", 100 * (await expertSuccess(spec))!],
     [`one observed action a turn (${Math.min(maxTurns, maxActionsPerEpisode)} actions)`, await mean((env) => optimalSuccessProbability(env, Math.min(maxTurns, maxActionsPerEpisode)))],
     [`the turn structure: ${maxTurns} turns of at most ${maxActionsPerTurn} blind actions, ${maxActionsPerEpisode} in all`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: maxActionsPerTurn, actions: maxActionsPerEpisode }))],
-    // An expert the warm-up could afford: the same optimum over sequences of at most 2 actions (a few ms a map, against 150 for 5).
-    [`the turn structure with at most 2 actions a turn`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: Math.min(2, maxActionsPerTurn), actions: maxActionsPerEpisode }))],
+    // The turn expert's own value: the same optimum over sequences of at most 2 actions.
+    [`the turn structure with at most 2 actions a turn (the turn expert)`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: Math.min(2, maxActionsPerTurn), actions: maxActionsPerEpisode }))],
     [`every action observed (${maxActionsPerEpisode} actions; bench/learning's "optimum")`, await mean((env) => optimalSuccessProbability(env, maxActionsPerEpisode))],
   ];
   console.log(`FrozenLake ${JSON.stringify(spec.environment.config)}, ${spec.training.evalEpisodes} evaluation seeds: success (%)\n`);

@@ -4,7 +4,32 @@ import { tokenLogProbs } from './algorithms/losses';
 import { Adam } from './policy/adam';
 import { PackedBatch, packTurns } from './policy/batch';
 import { TransformerLM } from './policy/transformer';
-import { supervisedStep } from './warmup';
+import { FrozenLakeEnv } from './envs/frozenlake';
+import { turnOptimalActions } from './envs/frozenlake-optimal';
+import { getEnvDefinition } from './envs/registry';
+import { expertActions, spreadPlan, supervisedStep } from './warmup';
+
+describe('expertActions', () => {
+  const frozenlake = getEnvDefinition('frozenlake');
+
+  it('spreads the plan over the turns left: ceil(length / turns), at least 1, at most the turn cap and the actions left', () => {
+    const plan = ['Up', 'Up', 'Left', 'Left', 'Down', 'Down', 'Right'];
+    expect(spreadPlan(plan, { turns: 5, actionsPerTurn: 5, actions: 10 })).toEqual(['Up', 'Up']); // ceil(7/5) = 2
+    expect(spreadPlan(plan, { turns: 2, actionsPerTurn: 3, actions: 10 })).toEqual(['Up', 'Up', 'Left']); // ceil(7/2) = 4, capped at 3
+    expect(spreadPlan(plan, { turns: 1, actionsPerTurn: 5, actions: 2 })).toEqual(['Up', 'Up']); // 2 actions left
+    expect(spreadPlan(plan, { turns: 10, actionsPerTurn: 5, actions: 10 })).toEqual(['Up']); // ceil(0.7) = 1
+  });
+
+  it("takes the slippery lake's turns from its turn expert and the non-slippery lake's from the spread shortest path", async () => {
+    const turn = { turns: 5, actionsPerTurn: 5, actions: 10 };
+    const slippery = new FrozenLakeEnv({ slippery: true });
+    slippery.reset(4);
+    expect(await expertActions(frozenlake, slippery, turn)).toEqual(turnOptimalActions(slippery, { ...turn, actionsPerTurn: 2 }));
+    const solid = new FrozenLakeEnv({ slippery: false });
+    solid.reset(4);
+    expect(await expertActions(frozenlake, solid, turn)).toEqual(spreadPlan(await frozenlake.expert!(solid), turn));
+  });
+});
 
 describe('supervisedStep', () => {
   beforeAll(useTestBackend);

@@ -1,7 +1,7 @@
 import * as tf from '@tensorflow/tfjs';
 import { ACTIVATION_BUDGET_FLOATS, accumulatedStep } from './accumulate';
 import { tokenLogProbs, weightedTokenSum } from './algorithms/losses';
-import type { EnvDefinition } from './envs/types';
+import type { EnvDefinition, TurnBudget } from './envs/types';
 import { Adam } from './policy/adam';
 import { PackedTurns, TurnSequence, packTurns } from './policy/batch';
 import { SPECIAL_TOKENS, THOUGHT_TOKENS, Tokenizer } from './policy/tokenizer';
@@ -44,7 +44,7 @@ export async function scriptedExamples(
     let actionsLeft = settings.maxActionsPerEpisode;
     for (let turn = 0; turn < settings.maxTurns && !env.done && actionsLeft > 0 && turns < count; turn++) {
       const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
-      const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : await expertActions(definition, env, cap, settings.maxTurns - turn);
+      const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : await expertActions(definition, env, { turns: settings.maxTurns - turn, actionsPerTurn: settings.maxActionsPerTurn, actions: actionsLeft });
       if (actions.length === 0) break;
       const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
       const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];
@@ -71,11 +71,20 @@ function randomActions(names: readonly string[], cap: number, rng: Rng): string[
   return Array.from({ length: 1 + rng.int(cap) }, () => rng.pick(names));
 }
 
-/** Spreads the expert's plan over the turns left, so a slip can be corrected next turn: one turn of the demonstrations. */
-export async function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, cap: number, turnsLeft: number): Promise<string[]> {
-  const plan = await definition.expert!(env);
-  const perTurn = Math.min(cap, Math.max(1, Math.ceil(plan.length / turnsLeft)));
-  return plan.slice(0, perTurn);
+/**
+ * One turn of the demonstrations: the turn expert's, where the environment has one and it answers;
+ * otherwise the expert's plan spread over the turns left, so a slip can be corrected next turn.
+ */
+export async function expertActions(definition: EnvDefinition, env: ReturnType<EnvDefinition['create']>, turn: TurnBudget): Promise<string[]> {
+  const planned = definition.turnExpert?.(env, turn);
+  if (planned) return planned;
+  return spreadPlan(await definition.expert!(env), turn);
+}
+
+/** The first part of a plan, spread evenly over the turns left and capped at a turn's actions. */
+export function spreadPlan(plan: readonly string[], turn: TurnBudget): string[] {
+  const cap = Math.min(turn.actionsPerTurn, turn.actions);
+  return plan.slice(0, Math.min(cap, Math.max(1, Math.ceil(plan.length / turn.turns))));
 }
 
 /**

@@ -1,5 +1,6 @@
 import { BanditEnv } from './bandit';
-import { frozenLakeExpert, sokobanExpert } from './experts';
+import { FROZEN_LAKE_TURN_EXPERT_ACTIONS, frozenLakeExpert, frozenLakeTurnExpert, sokobanExpert } from './experts';
+import { turnOptimalActions } from './frozenlake-optimal';
 import { FrozenLakeEnv, shortestFrozenPath } from './frozenlake';
 import { SokobanEnv } from './sokoban';
 
@@ -32,6 +33,35 @@ describe('frozenLakeExpert', () => {
 
   it('refuses another environment', () => {
     expect(() => frozenLakeExpert(new BanditEnv())).toThrow(TypeError);
+  });
+});
+
+describe('frozenLakeTurnExpert', () => {
+  const turn = { turns: 5, actionsPerTurn: 5, actions: 10 };
+
+  it('answers on slippery ice with the turn-optimal sequence of at most FROZEN_LAKE_TURN_EXPERT_ACTIONS', () => {
+    const env = new FrozenLakeEnv({ slippery: true });
+    for (let seed = 0; seed < 20; seed++) {
+      env.reset(seed);
+      const actions = frozenLakeTurnExpert(env, turn);
+      const optimal = turnOptimalActions(env, { ...turn, actionsPerTurn: FROZEN_LAKE_TURN_EXPERT_ACTIONS });
+      expect([seed, actions]).toEqual([seed, optimal.length > 0 ? optimal : null]);
+      expect(actions!.length).toBeLessThanOrEqual(FROZEN_LAKE_TURN_EXPERT_ACTIONS);
+    }
+  });
+
+  it('leaves non-slippery ice and ended episodes to the shortest path (null)', () => {
+    const env = new FrozenLakeEnv({ slippery: false });
+    env.reset(3);
+    expect(frozenLakeTurnExpert(env, turn)).toBeNull();
+    const slippery = new FrozenLakeEnv({ slippery: true });
+    slippery.resetToMap(['PO', 'OG'], 0);
+    while (!slippery.done) slippery.step('Down');
+    expect(frozenLakeTurnExpert(slippery, turn)).toBeNull();
+  });
+
+  it('refuses another environment', () => {
+    expect(() => frozenLakeTurnExpert(new BanditEnv(), turn)).toThrow(TypeError);
   });
 });
 

@@ -1,5 +1,5 @@
 import { FrozenLakeEnv, shortestFrozenPath } from './frozenlake';
-import { optimalSuccessProbability, turnOptimalSuccessProbability } from './frozenlake-optimal';
+import { optimalSuccessProbability, turnOptimalActions, turnOptimalSuccessProbability } from './frozenlake-optimal';
 
 describe('optimalSuccessProbability', () => {
   it('is 1 on non-slippery ice exactly when the budget covers the shortest path', () => {
@@ -80,5 +80,54 @@ describe('turnOptimalSuccessProbability', () => {
     env.reset(0);
     expect(() => turnOptimalSuccessProbability(env, { turns: 0, actionsPerTurn: 1, actions: 1 })).toThrow(RangeError);
     expect(() => turnOptimalSuccessProbability(env, { turns: 1, actionsPerTurn: 1.5, actions: 1 })).toThrow(RangeError);
+  });
+});
+
+describe('turnOptimalActions', () => {
+  it('takes the shorter of equally good turns, and as many actions as one turn needs', () => {
+    const env = new FrozenLakeEnv({ slippery: false });
+    env.resetToMap(['P__G'], 0);
+    // Two turns of two: Right now and two more next turn succeed as surely as two now.
+    expect(turnOptimalActions(env, { turns: 2, actionsPerTurn: 2, actions: 10 })).toEqual(['Right']);
+    expect(turnOptimalActions(env, { turns: 1, actionsPerTurn: 3, actions: 10 })).toEqual(['Right', 'Right', 'Right']);
+    // Out of reach in the budget: nothing to commit to.
+    expect(turnOptimalActions(env, { turns: 1, actionsPerTurn: 2, actions: 10 })).toEqual([]);
+  });
+
+  it('pushes against the wall on the slippery ledge, the one move that cannot fall', () => {
+    const env = new FrozenLakeEnv({ slippery: true });
+    env.resetToMap(['PGO', 'OOO', 'OOO'], 0);
+    expect(turnOptimalActions(env, { turns: 1, actionsPerTurn: 2, actions: 10 })).toEqual(['Up', 'Up']);
+    env.step('Right');
+    while (!env.done) env.step('Down');
+    expect(turnOptimalActions(env, { turns: 1, actionsPerTurn: 2, actions: 10 })).toEqual([]);
+  });
+
+  it('succeeds as often as turnOptimalSuccessProbability says when played on slippery maps', () => {
+    // 12 maps × 400 slip draws each: the standard error of the mean is at most 0.5/√4800 ≈ 0.007.
+    const budget = { turns: 5, actionsPerTurn: 2, actions: 10 };
+    const env = new FrozenLakeEnv({ slippery: true });
+    let expected = 0;
+    let successes = 0;
+    const plays = 400;
+    for (let seed = 0; seed < 12; seed++) {
+      env.reset(seed);
+      expected += turnOptimalSuccessProbability(env, budget) * plays;
+      for (let draw = 0; draw < plays; draw++) {
+        const play = env.clone(draw);
+        let actionsLeft = budget.actions;
+        for (let turn = 0; turn < budget.turns && !play.done; turn++) {
+          const actions = turnOptimalActions(play, { ...budget, turns: budget.turns - turn, actions: actionsLeft });
+          expect(actions.length).toBeLessThanOrEqual(budget.actionsPerTurn);
+          if (actions.length === 0) break;
+          for (const action of actions) {
+            if (play.done) break;
+            if (play.step(action).info.success) successes++;
+            actionsLeft--;
+          }
+        }
+      }
+    }
+    expect(Math.abs(successes - expected) / (12 * plays)).toBeLessThan(0.025);
   });
 });

@@ -6,7 +6,7 @@ import {
   BanditEnv,
   type BanditConfig,
 } from './bandit';
-import { frozenLakeExpert, lookupQaExpert, sokobanExpert } from './experts';
+import { frozenLakeExpert, frozenLakeTurnExpert, lookupQaExpert, sokobanExpert } from './experts';
 import {
   FROZEN_LAKE_DEFAULTS,
   FROZEN_LAKE_VOCABULARY,
@@ -77,6 +77,7 @@ const frozenlake: BuiltInEnvDefinition<FrozenLakeConfig> = {
   defaults: FROZEN_LAKE_DEFAULTS,
   create: (config) => new FrozenLakeEnv(config),
   expert: frozenLakeExpert,
+  turnExpert: frozenLakeTurnExpert,
   actionNames: GRID_ACTIONS,
   vocabulary: () => FROZEN_LAKE_VOCABULARY,
   observationTokens: (config) => config.size * config.size + config.size - 1,

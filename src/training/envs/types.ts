@@ -74,11 +74,24 @@ export interface SyncEnv extends Env {
   clone(branchSeed?: number): SyncEnv;
 }
 
+/** The turn structure of what is left of an episode: observations come only between turns. */
+export interface TurnBudget {
+  turns: number;
+  actionsPerTurn: number;
+  actions: number;
+}
+
 /** An expert that knows the task: next actions from the current state (re-planned every call). */
 export type Expert = (env: Env) => string[];
 
 /** An expert as a definition offers it: a built-in's answers at once, a server's over the network. */
 export type EnvExpert = (env: Env) => Awaitable<string[]>;
+
+/**
+ * An expert that plans one turn at a time under the turn structure: this turn's actions given the
+ * turns and actions left, or null to leave the turn to the expert's plan spread over the turns.
+ */
+export type TurnExpert = (env: Env, turn: TurnBudget) => string[] | null;
 
 /** Registry entry: how to build an environment, its config schema, and what it offers. */
 export interface EnvDefinition<C = Record<string, unknown>, E extends Env = Env> {
@@ -90,6 +103,11 @@ export interface EnvDefinition<C = Record<string, unknown>, E extends Env = Env>
   create(config: C): E;
   /** Present when demonstrations are possible (FrozenLake shortest path, Sokoban BFS). */
   expert?: EnvExpert;
+  /**
+   * Present where a plan spread over the turns is not the best demonstration (on slippery ice a
+   * slip mid-turn goes unseen until the next turn): the demonstrations take each turn from it.
+   */
+  turnExpert?: TurnExpert;
   /** Actions of this environment, independent of config (the tool names where actions take an argument). */
   actionNames: readonly string[];
   /**
