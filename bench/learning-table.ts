@@ -200,7 +200,12 @@ export const COLUMNS: readonly Column[] = [
   // (after 1,600 imitation steps, the recipe then).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'dynamic sampling after imitation 128x1600', { algorithm: { dynamicSampling: true }, training: { warmup: { steps: 1600, batchSize: 128 } } }),
   // The default job as a user runs it: training.steps' 200 RL steps, where the table's rows run 100.
-  { ...column('demonstrations', 'starpo-s', [1], '200 RL steps'), steps: 200 },
+  { ...column('demonstrations', 'starpo-s', THREE_SEEDS, '200 RL steps'), steps: 200 },
+  // RL's learning rate (training.learningRate; the schema's 0.001, the slippery lake's recipe 0.0003):
+  // there the imitation of the turn expert is near the best policy, and RL's noisy gradients move it away.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'RL rate 0.001', { training: { learningRate: 0.001 } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'RL rate 0.0003', { training: { learningRate: 0.0003 } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'RL rate 0.0001', { training: { learningRate: 0.0001 } }),
   // DAPO's other parts, one at a time on StarPO-S: its token-mean loss (long answers weigh more);
   // every group whose returns differ (dynamic sampling without the top-quarter filter); and
   // group-normalised returns instead of the critic, which a warm-up leaves untrained.

@@ -23,7 +23,8 @@ describe('parseJobSpec', () => {
     // + <resp> + 16 response tokens + <rwd> + up to 6 reward tokens, after <bos>.
     expect(spec.model.config).toEqual({ layers: 2, dModel: 64, heads: 4, ffnMultiplier: 4, contextLength: 1 + 5 * (1 + 19 + 1 + 2 + 1 + 16 + 1 + 6), rope: true });
     expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxTurns: 5, maxActionsPerTurn: 5, maxActionsPerEpisode: 10, temperature: 1, maxTokensPerTurn: 16, think: false, historyFormat: 'ragen' });
-    expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.001, lrSchedule: 'cosine', evalEvery: 10, evalEpisodes: 256, evalTemperature: 0.5, evalGreedy: false, checkpointEvery: 20 });
+    // The slippery lake from demonstrations learns at 0.0003 (recipes.ts); the schema's default is 0.001.
+    expect(spec.training).toMatchObject({ steps: 200, seed: 1, learningRate: 0.0003, lrSchedule: 'cosine', evalEvery: 10, evalEpisodes: 256, evalTemperature: 0.5, evalGreedy: false, checkpointEvery: 20 });
     expect(spec.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 1600, batchSize: 128, lrSchedule: 'constant' });
     expect(spec.algorithm.config).toMatchObject({ miniBatchSize: 32, criticLearningRateScale: 10, weightDecay: 0.01, klCoef: 0, entropyCoef: 0.001 });
     expect(spec.algorithm.config.miniBatches).toBeUndefined();
@@ -31,13 +32,18 @@ describe('parseJobSpec', () => {
     expect(parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ difficulty: 'ragen' });
   });
 
-  it('gives the non-slippery lake twice the imitation, by its config with the defaults filled in, under the job’s own values', () => {
+  it('gives the non-slippery lake twice the imitation and the slippery one a lower RL rate, by its config with the defaults filled in, under the job’s own values', () => {
     const warmupOf = (config: Record<string, unknown>, warmup: Record<string, unknown> = {}) =>
       parseJobSpec({ environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training: { warmup } }).training.warmup;
     expect(warmupOf({ slippery: false })).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 128 });
     expect(warmupOf({ slippery: true })).toMatchObject({ steps: 1600, batchSize: 128 });
     expect(warmupOf({ size: 4 })).toMatchObject({ steps: 1600 }); // slippery by default, as RAGEN's lake
     expect(warmupOf({ slippery: false }, { steps: 400 })).toMatchObject({ steps: 400, batchSize: 128 });
+    // RL's learning rate: 0.0003 on the slippery lake from demonstrations, the schema's 0.001 elsewhere, the job's own where given.
+    const rateOf = (config: Record<string, unknown>, training: Record<string, unknown> = {}) =>
+      parseJobSpec({ environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training }).training.learningRate;
+    expect([rateOf({ slippery: true }), rateOf({}), rateOf({ slippery: false }), rateOf({ slippery: true }, { learningRate: 0.002 })]).toEqual([0.0003, 0.0003, 0.001, 0.002]);
+    expect(rateOf({ slippery: true }, { warmup: { kind: 'format' } })).toBe(0.001);
     // The model is the recipe's on both maps.
     const model = (slippery: boolean) => parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' } }).model.config;
     expect(model(false)).toEqual(model(true));
