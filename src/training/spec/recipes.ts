@@ -68,7 +68,7 @@ const FROM_DEMONSTRATIONS: Recipe = { ...SMALL_MODEL, training: { ...SMALL_MODEL
  * The slippery lake's teacher is now the turn expert (frozenLakeTurnExpert, 48.1%): 1,600 steps
  * imitate it to 0.482 (0.465–0.492, seeds 1–3). RL at the schema's rate of 0.001 then loses 6
  * points (0.423, 0.398–0.453): its gradients from 8 × 16 slip-ridden episodes are mostly noise
- * around a near-optimal policy. At 0.0003 it holds the imitation: 0.472 (0.453–0.484) after 100
+ * around a near-optimal policy. At 0.0003 it holds the imitation: 0.473 (0.453–0.484) after 100
  * StarPO-S steps (docs/learning-defaults.md).
  */
 const FROZENLAKE_FROM_DEMONSTRATIONS: Recipe = {
