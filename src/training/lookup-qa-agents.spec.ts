@@ -15,9 +15,9 @@ const tokenizer = tokenizerFor(definition, spec);
 const contexts = contextsFor(tokenizer, spec);
 
 /** The responses of packed warm-up rows, as text, one entry per turn. */
-async function warmupResponses(kind: 'format' | 'demonstrations', count: number): Promise<string[]> {
+async function warmupResponses(kind: 'format' | 'demonstrations', count: number, rollout = spec.rollout): Promise<string[]> {
   let seed = 0;
-  const rows = await scriptedExamples(kind, definition, spec.environment.config, spec.rollout, tokenizer, contexts, new Rng(3), () => seed++, count);
+  const rows = await scriptedExamples(kind, definition, spec.environment.config, rollout, tokenizer, contexts, new Rng(3), () => seed++, count);
   const eos = tokenizer.id(SPECIAL_TOKENS.eos);
   return rows.flatMap((row) => {
     const texts: string[] = [];
@@ -66,5 +66,17 @@ describe('lookup-qa with the job machinery', () => {
     env.reset(0);
     const { chain } = env.state.graph.question;
     expect(demonstrations.slice(0, chain.length)).toEqual([...chain.slice(0, -1).map((name) => `<answer> search[ ${name} ] </answer>`), `<answer> answer[ ${chain[chain.length - 1]} ] </answer>`]);
+  });
+
+  it('with <think>, the demonstrations think the expert’s thought and the format warm-up free thought tokens', async () => {
+    const thinking = { ...spec.rollout, think: true, maxTokensPerTurn: 24 };
+    const env = new LookupQaEnv();
+    env.reset(0);
+    const { chain, relations } = env.state.graph.question;
+    const thoughts = [`${chain[0]} ${relations[0]}`, ...relations.map((relation, hop) => [relation, chain[hop + 1], ...(relations[hop + 1] ? [relations[hop + 1]] : [])].join(' '))];
+    const demonstrations = await warmupResponses('demonstrations', chain.length, thinking);
+    expect(demonstrations).toEqual(thoughts.map((thought, turn) => `<think> ${thought} </think> <answer> ${turn < relations.length ? 'search' : 'answer'}[ ${chain[turn]} ] </answer>`));
+    const format = await warmupResponses('format', 20, thinking);
+    expect(format.every((text) => /^<think>( t\d)+ <\/think> <answer> /.test(text))).toBe(true);
   });
 });

@@ -19,8 +19,9 @@ export type ScriptedKind = 'format' | 'demonstrations';
  * as its history allows (`packTurns`). `format`: well-formed responses with uniformly random actions
  * (from `actionsFor` the observation where actions take an argument) — format knowledge, no task
  * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert,
- * re-planned each turn (the analogue of a cold-start SFT model). The thought is a few free
- * thought tokens in both cases: no reasoning is taught.
+ * re-planned each turn (the analogue of a cold-start SFT model). The thought is the expert's
+ * reasoning where the environment can write it (`expertThought`, with `<think>` on), else a few
+ * free thought tokens: no reasoning is taught.
  */
 export async function scriptedExamples(
   kind: ScriptedKind,
@@ -46,7 +47,8 @@ export async function scriptedExamples(
       const cap = Math.min(settings.maxActionsPerTurn, actionsLeft);
       const actions = kind === 'format' ? randomActions(definition.actionsFor?.(observation) ?? env.actionNames, cap, rng) : await expertActions(definition, env, { turns: settings.maxTurns - turn, actionsPerTurn: settings.maxActionsPerTurn, actions: actionsLeft });
       if (actions.length === 0) break;
-      const thought = Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
+      const expertThought = kind === 'demonstrations' && settings.think ? definition.expertThought?.(env) : null;
+      const thought = expertThought ?? Array.from({ length: 1 + rng.int(3) }, () => rng.pick(THOUGHT_TOKENS)).join(' ');
       const response = [...tokenizer.encode(formatResponse(thought, actions, settings.think)), eos];
       if (response.length > settings.maxTokensPerTurn) break;
       episode.push({ context: contexts.build(history, observation, actionsLeft), response });

@@ -56,9 +56,34 @@ export const sokobanExpert: Expert = (env: Env) => {
 export const lookupQaExpert: Expert = (env: Env) => {
   if (!(env instanceof LookupQaEnv)) throw new TypeError(`lookupQaExpert needs a LookupQaEnv, got '${env.id}'`);
   if (env.done) return [];
+  const chain = env.state.graph.question.chain;
+  const known = chainSearched(env);
+  return [...chain.slice(known, -1).map((name) => `search[${name}]`), `answer[${chain[chain.length - 1]}]`];
+};
+
+/** How many of the question's chain the episode has searched in order (the expert's progress). */
+function chainSearched(env: LookupQaEnv): number {
   const { graph, searched } = env.state;
   const chain = graph.question.chain;
   let known = 0;
   while (known < chain.length - 1 && searched.includes(chain[known])) known++;
-  return [...chain.slice(known, -1).map((name) => `search[${name}]`), `answer[${chain[chain.length - 1]}]`];
+  return known;
+}
+
+/**
+ * lookup-qa expert's thought for the turn its next call plays: the relation just followed, the
+ * entity it led to (the one the call names) and the relation to follow from there, none before
+ * the answer; on the first turn, the question's start and its first relation. Written so that
+ * each word is one short lookup for a small model: the previous thought's last word, the fact
+ * that word names in the search result shown, and the question's word two to the left of it
+ * ("mentor of rival of Zorvek ?": `Zorvek rival`, then `rival Brask mentor`, then `mentor Velka`
+ * and `answer[Velka]`). null once the episode is over.
+ */
+export const lookupQaExpertThought = (env: Env): string | null => {
+  if (!(env instanceof LookupQaEnv)) throw new TypeError(`lookupQaExpertThought needs a LookupQaEnv, got '${env.id}'`);
+  if (env.done) return null;
+  const { relations, chain } = env.state.graph.question;
+  const known = chainSearched(env);
+  if (known === 0) return `${chain[0]} ${relations[0]}`;
+  return [relations[known - 1], chain[known], ...(known < relations.length ? [relations[known]] : [])].join(' ');
 };

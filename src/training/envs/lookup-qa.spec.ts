@@ -1,9 +1,10 @@
+import { BanditEnv } from './bandit';
 import { NUMBER_HISTORY_TOKENS, SPECIAL_TOKENS, Tokenizer } from '../policy/tokenizer';
 import { ContextBuilder } from '../rollout/context';
 import { ResponsePolicy, rollout } from '../rollout/engine';
 import { Rng } from '../random';
 import { InvalidEnvConfigError } from './common';
-import { lookupQaExpert } from './experts';
+import { lookupQaExpert, lookupQaExpertThought } from './experts';
 import { LOOKUP_QA_DEFAULTS, LOOKUP_QA_VOCABULARY, LookupQaEnv, lookupQaActionsFor, lookupQaObservationTokens, lookupQaToolCalls, type LookupQaConfig, parseToolCall } from './lookup-qa';
 import { ENTITY_POOL, type Fact, type LookupGraph, followRelations } from './lookup-qa-graph';
 import { getEnvDefinition } from './registry';
@@ -200,6 +201,24 @@ describe('lookup-qa', () => {
     expect(lookupQaExpert(env)).toEqual([`search[${chain[1]}]`, `search[${chain[2]}]`, `answer[${chain[3]}]`]);
     env.step(lookupQaExpert(env)[0]);
     expect(lookupQaExpert(env)).toHaveLength(2);
+  });
+
+  it('the expert thinks the relation just followed, where it led and the next relation to follow', () => {
+    const env = new LookupQaEnv();
+    env.resetToGraph(HAND_GRAPH);
+    // "mentor of rival of Zorvek ?": the start and its first relation, before any search.
+    expect(lookupQaExpertThought(env)).toBe('Zorvek rival');
+    // A detour (Velka is not on the chain) leaves the expert where it was.
+    env.step('search[Velka]');
+    expect(lookupQaExpertThought(env)).toBe('Zorvek rival');
+    env.step('search[Zorvek]');
+    expect(lookupQaExpertThought(env)).toBe('rival Brask mentor');
+    env.step('search[Brask]');
+    // The last hop: no relation after it, and the expert's call is the answer it names.
+    expect([lookupQaExpertThought(env), lookupQaExpert(env)]).toEqual(['mentor Quillan', ['answer[Quillan]']]);
+    env.step('answer[Quillan]');
+    expect(lookupQaExpertThought(env)).toBeNull();
+    expect(() => lookupQaExpertThought(new BanditEnv())).toThrow(TypeError);
   });
 
   it('bounds an observation: the longest question, then a full search result', () => {

@@ -6,7 +6,7 @@ import {
   BanditEnv,
   type BanditConfig,
 } from './bandit';
-import { frozenLakeExpert, frozenLakeTurnExpert, lookupQaExpert, sokobanExpert } from './experts';
+import { frozenLakeExpert, frozenLakeTurnExpert, lookupQaExpert, lookupQaExpertThought, sokobanExpert } from './experts';
 import {
   FROZEN_LAKE_DEFAULTS,
   FROZEN_LAKE_VOCABULARY,
@@ -92,6 +92,7 @@ const lookupQa: BuiltInEnvDefinition<LookupQaConfig> = {
   defaults: LOOKUP_QA_DEFAULTS,
   create: (config) => new LookupQaEnv(config),
   expert: lookupQaExpert,
+  expertThought: lookupQaExpertThought,
   actionNames: LOOKUP_QA_TOOLS,
   actionsFor: lookupQaActionsFor,
   toolCalls: (config, actions) => lookupQaToolCalls({ ...LOOKUP_QA_DEFAULTS, ...config }, actions),

@@ -93,6 +93,13 @@ export type EnvExpert = (env: Env) => Awaitable<string[]>;
  */
 export type TurnExpert = (env: Env, turn: TurnBudget) => string[] | null;
 
+/**
+ * The expert's reasoning for the turn it is about to play, as words of the environment's
+ * vocabulary: the `<think>` text of the demonstrations when `rollout.think` is on. null where it
+ * has none (the demonstrations then think a few free thought tokens).
+ */
+export type ExpertThought = (env: Env) => string | null;
+
 /** Registry entry: how to build an environment, its config schema, and what it offers. */
 export interface EnvDefinition<C = Record<string, unknown>, E extends Env = Env> {
   id: string;
@@ -108,6 +115,8 @@ export interface EnvDefinition<C = Record<string, unknown>, E extends Env = Env>
    * slip mid-turn goes unseen until the next turn): the demonstrations take each turn from it.
    */
   turnExpert?: TurnExpert;
+  /** Present where the expert's reasoning can be written in the environment's words (lookup-qa). */
+  expertThought?: ExpertThought;
   /** Actions of this environment, independent of config (the tool names where actions take an argument). */
   actionNames: readonly string[];
   /**
