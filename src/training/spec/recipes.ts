@@ -93,12 +93,15 @@ const FROZENLAKE_FROM_DEMONSTRATIONS: Recipe = {
  * for twice the imitation's time. The loss was still falling at 1,200 steps (0.093, seed 1):
  * 2,400 steps imitate to 0.796 (0.793–0.797) and end at 0.806 (0.793–0.820) after 100 StarPO-S
  * steps (seeds 1–3: 0.793 → 0.805, 0.797 → 0.820, 0.797 → 0.793), every seed above the
- * 1,200-step recipe's best, for twice the warm-up's time again (docs/learning-defaults.md).
+ * 1,200-step recipe's best, for twice the warm-up's time again. The loss still fell: 4,800 steps
+ * imitate to 0.862 (0.859–0.867) and end at 0.865 (0.859–0.871) after 100 StarPO-S steps (seeds
+ * 1–3: 0.867 → 0.863, 0.859 → 0.871, 0.859 → 0.859), every seed above the 2,400-step recipe's
+ * best (docs/learning-defaults.md).
  */
 const SOKOBAN_FROM_DEMONSTRATIONS: Recipe = {
   ...FROM_DEMONSTRATIONS,
   model: { ...SMALL_MODEL.model, dModel: 64, heads: 4, gridPositions: true },
-  training: { ...FROM_DEMONSTRATIONS.training, warmup: { steps: 2400, batchSize: 128 } },
+  training: { ...FROM_DEMONSTRATIONS.training, warmup: { steps: 4800, batchSize: 128 } },
 };
 
 /**
@@ -142,7 +145,7 @@ export const RECIPE_DESCRIPTION =
   "RAGEN's protocol (its rooms, whole-episode history, update and evaluation) with StarLab's small model: 2 layers of width 32, " +
   'answers without <think> (RAGEN thinks; a model this small learned better without, see docs/results.md, which shows StarPO-S both ways), ' +
   'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64 and 1600 warm-up steps of 128 turns (3200 on the non-slippery lake), which imitated and held measurably better, and on the slippery lake, whose demonstrations come from a turn expert near the best policy, an RL learning rate of 0.0003, at which RL holds the imitation instead of drifting from it; ' +
-  'on Sokoban from demonstrations, width 64, 2400 warm-up steps of 128 turns and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
+  'on Sokoban from demonstrations, width 64, 4800 warm-up steps of 128 turns and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
   'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 on FrozenLake, 32 on Sokoban), which is what lifted it above the random agent; on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
 
 /**

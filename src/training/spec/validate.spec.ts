@@ -49,10 +49,10 @@ describe('parseJobSpec', () => {
     expect(model(false)).toEqual(model(true));
   });
 
-  it('gives Sokoban from demonstrations width 64, grid positions and a warm-up of 2400 steps of 128 turns, and from format the small model', () => {
+  it('gives Sokoban from demonstrations width 64, grid positions and a warm-up of 4800 steps of 128 turns, and from format the small model', () => {
     const demonstrations = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
     expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 64, heads: 4, gridPositions: true });
-    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 2400, batchSize: 128 });
+    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 4800, batchSize: 128 });
     const format = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(format.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2 });
     expect(format.model.config.gridPositions).toBeUndefined();
