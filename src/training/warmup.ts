@@ -21,7 +21,7 @@ export type ScriptedKind = 'format' | 'demonstrations';
  * knowledge (the analogue of an instruct model). `demonstrations`: the environment's expert,
  * re-planned each turn (the analogue of a cold-start SFT model). The thought is the expert's
  * reasoning where the environment can write it (`expertThought`, with `<think>` on), else a few
- * free thought tokens: no reasoning is taught.
+ * free thought tokens, which teach no reasoning.
  */
 export async function scriptedExamples(
   kind: ScriptedKind,
