@@ -161,6 +161,11 @@ export const COLUMNS: readonly Column[] = [
   // The format default job as a user runs it: training.steps' 200 RL steps, where the table's rows
   // run 100 (self-imitation's success was still rising at step 100 on the non-slippery lake).
   { ...selfImitation(16, '200 RL steps', { algorithm: SELF_IMITATION }), steps: 200 },
+  // How fast self-imitation climbs over those 200 steps: its rate (and RL's) held constant instead
+  // of decayed, its own rate doubled under the decay, or both.
+  { ...selfImitation(16, '200 RL steps constant rate', { algorithm: SELF_IMITATION, training: { lrSchedule: 'constant' } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps replay rate 0.006', { algorithm: { ...SELF_IMITATION, selfImitationLearningRate: 0.006 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps constant rate and replay rate 0.006', { algorithm: { ...SELF_IMITATION, selfImitationLearningRate: 0.006 }, training: { lrSchedule: 'constant' } }), steps: 200 },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
@@ -184,6 +189,7 @@ export const COLUMNS: readonly Column[] = [
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1600', { training: { warmup: { steps: 1600, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200', { training: { warmup: { steps: 3200, batchSize: 128 } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x5000', { training: { warmup: { steps: 5000, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x10000', { training: { warmup: { steps: 10000, batchSize: 128 } } }),
   // The imitation's rate decayed (cosine, to 10%) over its steps, as RL's is.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x3200 cosine rate', { training: { warmup: { steps: 3200, batchSize: 128, lrSchedule: 'cosine' } } }),
   // Sokoban's 1,200 imitation steps on 128-turn batches, the batch that imitated FrozenLake best,
@@ -214,9 +220,10 @@ export const COLUMNS: readonly Column[] = [
   // DAPO's other parts, one at a time on StarPO-S: its token-mean loss (long answers weigh more);
   // every group whose returns differ (dynamic sampling without the top-quarter filter); and
   // group-normalised returns instead of the critic, which a warm-up leaves untrained.
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'token-mean loss', { algorithm: { lossAggregation: 'token-mean' } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'every varied group', { algorithm: { dynamicSampling: true, filter: 'none' } }),
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'group advantages', { algorithm: { advantage: 'grpo', whitenAdvantages: false } }),
+  // (after 3,200 imitation steps, the non-slippery lake's recipe then).
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'token-mean loss after imitation 128x3200', { algorithm: { lossAggregation: 'token-mean' }, training: { warmup: { steps: 3200, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'every varied group after imitation 128x3200', { algorithm: { dynamicSampling: true, filter: 'none' }, training: { warmup: { steps: 3200, batchSize: 128 } } }),
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'group advantages after imitation 128x3200', { algorithm: { advantage: 'grpo', whitenAdvantages: false }, training: { warmup: { steps: 3200, batchSize: 128 } } }),
 ];
 
 /**

@@ -133,10 +133,8 @@ const HEADLINE_ROWS: HeadlineRow[] = [
   {
     label: 'FrozenLake 4×4',
     ragen: 'frozenlake',
-    default: algorithmCell('frozenlake', 'starpo-s'),
-    // The same job in bench/learning, whose runs trained their warm-up (bench/algorithms reused them).
-    timed: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-s')),
-    grpo: algorithmCell('frozenlake', 'starpo-grpo'),
+    default: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-s')),
+    grpo: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-grpo')),
     noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16')),
   },
   { label: 'lookup-qa (tool use)', ragen: null, default: algorithmCell('lookup-qa', 'starpo-s'), grpo: algorithmCell('lookup-qa', 'starpo-grpo'), noExpert: null },
@@ -207,7 +205,7 @@ function algorithmTables(): string {
     const first = algorithmCell(row.name, 'starpo-s');
     const claims = aepoClaims((preset) => summaries.get(preset)).map((c) => `* ${c.claim}: **${c.verdict}**${c.detail ? ` (${c.detail})` : ''}`);
     return [
-      `### ${row.label}, ${row.steps} RL steps from the default warm-up (imitation of the expert: StarLab's recipe, SFT then RL)`,
+      `### ${row.label}, ${row.steps} RL steps from ${Object.keys(row.warmup).length > 0 ? 'the pinned' : 'the default'} warm-up (imitation of the expert: StarLab's recipe, SFT then RL)`,
       `random agent ${random(first)}%; optimum or expert ${reference(first)}.`,
       table(['algorithm', 'after warm-up → after RL (%)', 'seeds 1–3', 'pass@16, last tenth', 'distinct action sequences / prompt', 'entropy start / mid / end', 'wall time / run', 'first warning (today’s detectors), per seed'], lines),
       `AEPO's claims here:\n${claims.join('\n')}`,

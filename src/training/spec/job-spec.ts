@@ -70,7 +70,7 @@ export const WarmupSchema = Type.Object(
         description: 'format: well-formed responses with random actions; demonstrations: imitate the expert; auto: demonstrations where the environment has an expert, else format',
       }),
     ),
-    steps: int(0, 5000, 150, 'supervised steps'),
+    steps: int(0, 20000, 150, 'supervised steps'),
     batchSize: int(1, 512, 64, 'turns per supervised step'),
     learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
     lrSchedule: lrSchedule("cosine: decay the warm-up's learning rate to 10% over its steps"),

@@ -35,7 +35,7 @@ describe('parseJobSpec', () => {
   it('gives the non-slippery lake twice the imitation and the slippery one a lower RL rate, by its config with the defaults filled in, under the job’s own values', () => {
     const warmupOf = (config: Record<string, unknown>, warmup: Record<string, unknown> = {}) =>
       parseJobSpec({ environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training: { warmup } }).training.warmup;
-    expect(warmupOf({ slippery: false })).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 128 });
+    expect(warmupOf({ slippery: false })).toMatchObject({ kind: 'demonstrations', steps: 10000, batchSize: 128 });
     expect(warmupOf({ slippery: true })).toMatchObject({ steps: 1600, batchSize: 128 });
     expect(warmupOf({ size: 4 })).toMatchObject({ steps: 1600 }); // slippery by default, as RAGEN's lake
     expect(warmupOf({ slippery: false }, { steps: 400 })).toMatchObject({ steps: 400, batchSize: 128 });
