@@ -10,9 +10,9 @@ import { useTestBackend } from '../support/tf';
  * given): its recipe's model and imitation batches, then 30 steps of StarPO-S under RAGEN's
  * protocol (whole-episode history, minibatches of 32, 256 held-out maps sampled at 0.5).
  *
- * The recipe imitates 3,200 steps of 128 turns on this map (recipes.ts), about 13 minutes of a
+ * The recipe imitates 10,000 steps of 128 turns on this map (recipes.ts), about 45 minutes of a
  * core; this test imitates the first 200 of them, so that CI stays within its time. The full
- * default's figures are bench/learning's (docs/results.md): 0.910–0.930 after the warm-up, 0.935
+ * default's figures are bench/learning's (docs/results.md): 0.949–0.984 after the warm-up, 0.964
  * after 100 steps.
  *
  * What must hold: the warm-up policy solves far more maps than the random agent on the same
@@ -31,7 +31,7 @@ describe('learning: the default non-slippery FrozenLake job (StarPO-S from demon
   it('imitates well above random, and RL raises the success of its rollouts', async () => {
     const job = { environment: { id: 'frozenlake', config: { slippery: false } }, algorithm: { id: 'starpo-s' } };
     const defaults = parseJobSpec(job);
-    expect(defaults.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 128 });
+    expect(defaults.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 10000, batchSize: 128 });
     const spec = parseJobSpec({ ...job, training: { steps: RL_STEPS, evalEvery: 0, seed: 1, checkpointEvery: 0, warmup: { steps: IMITATION_STEPS } } });
     expect([spec.model.config, spec.training.warmup]).toEqual([defaults.model.config, { ...defaults.training.warmup, steps: IMITATION_STEPS }]);
     const { random } = await baselines(spec);
