@@ -10,7 +10,7 @@ import { useTestBackend } from '../support/tf';
  * given): its recipe's model and imitation batches, then 30 steps of StarPO-S under RAGEN's
  * protocol (whole-episode history, minibatches of 32, 256 held-out maps sampled at 0.5).
  *
- * The recipe imitates 10,000 steps of 128 turns on this map (recipes.ts), about 45 minutes of a
+ * The recipe imitates 10,000 steps of 128 turns on this map (recipes.ts), about 48 minutes of a
  * core; this test imitates the first 200 of them, so that CI stays within its time. The full
  * default's figures are bench/learning's (docs/results.md): 0.949–0.984 after the warm-up, 0.964
  * after 100 steps.

@@ -32,7 +32,7 @@ describe('parseJobSpec', () => {
     expect(parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ difficulty: 'ragen' });
   });
 
-  it('gives the non-slippery lake twice the imitation and the slippery one a lower RL rate, by its config with the defaults filled in, under the job’s own values', () => {
+  it('gives the non-slippery lake a longer imitation and the slippery one a lower RL rate, by its config with the defaults filled in, under the job’s own values', () => {
     const warmupOf = (config: Record<string, unknown>, warmup: Record<string, unknown> = {}) =>
       parseJobSpec({ environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training: { warmup } }).training.warmup;
     expect(warmupOf({ slippery: false })).toMatchObject({ kind: 'demonstrations', steps: 10000, batchSize: 128 });
