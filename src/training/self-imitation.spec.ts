@@ -3,16 +3,16 @@ import type { Trajectory } from './rollout/engine';
 import { SelfImitationBuffer } from './self-imitation';
 
 /** A trajectory of `turns` turns whose tokens name it: context [id, k], response [100 + id]. */
-function trajectory(id: number, success: boolean, turns = 2): Trajectory {
+function trajectory(id: number, success: boolean, turns = 2, group = 0, actionCount = turns): Trajectory {
   return {
     seed: id,
-    group: 0,
+    group,
     sample: id,
     initialObservation: '',
     turns: Array.from({ length: turns }, (_, k) => ({ context: [id, k], response: { tokens: [100 + id], logProbs: [-1] } })) as unknown as Trajectory['turns'],
     return: success ? 1 : 0,
     success,
-    actionCount: turns,
+    actionCount,
     formatErrors: 0,
     terminated: success,
   };
@@ -27,6 +27,16 @@ describe('SelfImitationBuffer', () => {
     expect(buffer.total).toBe(4);
     // 1 was evicted: what is left is 3, 4, 5.
     expect(buffer.getState().episodes.map((e) => e[0].context[0])).toEqual([3, 4, 5]);
+  });
+
+  it("with 'shortest', keeps of each group's successes only those with the group's fewest actions", () => {
+    const buffer = new SelfImitationBuffer(8);
+    // Group 0: successes of 7, 3 and 3 actions and a 2-action failure; group 1: one success of 9.
+    const step = [trajectory(1, true, 2, 0, 7), trajectory(2, true, 2, 0, 3), trajectory(3, true, 1, 0, 3), trajectory(4, false, 1, 0, 2), trajectory(5, true, 3, 1, 9)];
+    expect(buffer.add(step, 'shortest')).toBe(3);
+    expect(buffer.getState().episodes.map((e) => e[0].context[0])).toEqual([2, 3, 5]);
+    expect(buffer.total).toBe(3);
+    expect(new SelfImitationBuffer(8).add(step, 'all')).toBe(4);
   });
 
   it('samples whole episodes as packed rows whose targets are the responses', () => {

@@ -5,6 +5,9 @@ import type { Trajectory } from './rollout/engine';
 /** One successful episode as the supervised rows replay it: each turn's context and response tokens. */
 export type StoredEpisode = TurnSequence[];
 
+/** Which successful episodes join the buffer (the job spec's `algorithm.config.selfImitationSelect`). */
+export type SelfImitationSelect = 'all' | 'shortest';
+
 /** What a checkpoint keeps of the buffer. */
 export interface SelfImitationState {
   episodes: StoredEpisode[];
@@ -35,9 +38,16 @@ export class SelfImitationBuffer {
     return this.added;
   }
 
-  /** Stores the successful trajectories, evicting the oldest past capacity. Returns how many were added. */
-  add(trajectories: readonly Trajectory[]): number {
-    const successes = trajectories.filter((t) => t.success && t.turns.length > 0);
+  /**
+   * Stores the successful trajectories, evicting the oldest past capacity. Returns how many were
+   * added. `shortest` keeps, of each group's successes (one initial state), only those with the
+   * group's fewest actions: a success that wandered teaches its detours as well as its way.
+   */
+  add(trajectories: readonly Trajectory[], select: SelfImitationSelect = 'all'): number {
+    const all = trajectories.filter((t) => t.success && t.turns.length > 0);
+    const fewest = new Map<number, number>();
+    for (const t of all) fewest.set(t.group, Math.min(fewest.get(t.group) ?? Infinity, t.actionCount));
+    const successes = select === 'shortest' ? all.filter((t) => t.actionCount === fewest.get(t.group)) : all;
     for (const t of successes) this.episodes.push(t.turns.map((turn) => ({ context: [...turn.context], response: [...turn.response.tokens] })));
     if (this.episodes.length > this.capacity) this.episodes.splice(0, this.episodes.length - this.capacity);
     this.added += successes.length;

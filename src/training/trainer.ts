@@ -243,7 +243,7 @@ export class Trainer {
   private selfImitate(trajectories: readonly Trajectory[]): Metrics {
     const config = this.spec.algorithm.config;
     const buffer = this.imitation!;
-    const added = buffer.add(trajectories);
+    const added = buffer.add(trajectories, config.selfImitationSelect);
     const losses: number[] = [];
     for (let i = 0; i < config.selfImitationSteps && buffer.size > 0; i++) {
       const rows = buffer.sample(this.updateRng, config.selfImitationBatchSize);

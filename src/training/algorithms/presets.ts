@@ -57,6 +57,9 @@ export const AlgorithmConfigSchema = Type.Object(
     selfImitationBatchSize: int(1, 256, 'self-imitation: episodes per supervised step, drawn from the buffer with replacement'),
     selfImitationBufferSize: int(1, 4096, 'self-imitation: successful episodes the buffer keeps, the oldest evicted first'),
     selfImitationLearningRate: num(1e-6, 0.1, 'self-imitation: learning rate of its own Adam (scaled by the learning-rate schedule like the actor)'),
+    selfImitationSelect: Type.Union([Type.Literal('all'), Type.Literal('shortest')], {
+      description: "self-imitation: which successful episodes join the buffer: all, or in each group (one initial state) only those with the group's fewest actions",
+    }),
     // Tree rollouts (docs/training.md, "Tree rollouts"); every knob follows ARPO's and AEPO's rollout code.
     rollout: Type.Union([Type.Literal('independent'), Type.Literal('arpo'), Type.Literal('aepo')], {
       description: "independent: groupSize rollouts from each initial state; arpo: branch after feedback by ARPO's ΔH rule; aepo: entropy pre-monitoring sets the global samples, branching damped by consecutive branches",
@@ -109,6 +112,7 @@ const STARPO_BASE: AlgorithmConfig = {
   selfImitationBatchSize: 32,
   selfImitationBufferSize: 512,
   selfImitationLearningRate: 1e-3,
+  selfImitationSelect: 'all',
   rollout: 'independent',
   branchThreshold: 0.5,
   branchEntropyWeight: 0.2,

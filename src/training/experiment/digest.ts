@@ -20,6 +20,7 @@ export const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.selfImitationBatchSize': 32,
   'algorithm.config.selfImitationBufferSize': 512,
   'algorithm.config.selfImitationLearningRate': 0.001,
+  'algorithm.config.selfImitationSelect': 'all',
   'training.warmup.worldModelCoef': 0,
   'training.warmup.lrSchedule': 'constant',
   // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
@@ -56,7 +57,7 @@ export interface Dormant {
 export const DORMANT: readonly Dormant[] = [
   {
     switch: 'algorithm.config.selfImitationSteps',
-    knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate'],
+    knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate', 'algorithm.config.selfImitationSelect'],
   },
 ];
 
