@@ -103,12 +103,19 @@ const column = (warmup: Warmup, preset: string, seeds: readonly number[], suffix
  * self-imitation, which the FrozenLake format recipe turns on (src/training/spec/recipes.ts).
  */
 const RAGEN_UPDATE = { selfImitationSteps: 0 };
-const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => ({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
+/**
+ * RAGEN's rollout, 8 initial states of 16 episodes a step (the schema's), pinned on the format
+ * cells that do not name their own: the lake's format recipe now draws 64 × 4, and these cells
+ * measure RAGEN's rollout, as they were trained.
+ */
+const RAGEN_ROLLOUT = { groups: 8, groupSize: 16 };
+const withRagenRollout = (overrides: Column['overrides']): Column['overrides'] => ({ ...overrides, rollout: { ...RAGEN_ROLLOUT, ...overrides.rollout } });
+const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => withRagenRollout({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
 /** The format recipe's self-imitation (recipes.ts), named in full so it means the same on every row. */
 const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
 /** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
 const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
-  column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, overrides, `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
+  column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, withRagenRollout(overrides), `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
 
 /**
  * RAGEN's rows at RAGEN's budget: from the format warm-up (no expert), RAGEN's update alone (no
@@ -166,6 +173,21 @@ export const COLUMNS: readonly Column[] = [
   { ...selfImitation(16, '200 RL steps constant rate', { algorithm: SELF_IMITATION, training: { lrSchedule: 'constant' } }), steps: 200 },
   { ...selfImitation(16, '200 RL steps replay rate 0.006', { algorithm: { ...SELF_IMITATION, selfImitationLearningRate: 0.006 } }), steps: 200 },
   { ...selfImitation(16, '200 RL steps constant rate and replay rate 0.006', { algorithm: { ...SELF_IMITATION, selfImitationLearningRate: 0.006 }, training: { lrSchedule: 'constant' } }), steps: 200 },
+  // Only each group's shortest successes replayed (selfImitationSelect), so that a success that
+  // wandered does not teach its detours.
+  { ...selfImitation(16, '200 RL steps shortest', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'shortest' } }), steps: 200 },
+  // More maps a step for the replay to learn from, on the same 128 episodes: 32 groups of 4 and
+  // 64 of 2 instead of 8 of 16 (200 steps of 8 groups show the agent 1,600 maps in all).
+  { ...selfImitation(16, '200 RL steps 32x4', { algorithm: SELF_IMITATION, rollout: { groups: 32, groupSize: 4 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x2', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 2 } }), steps: 200 },
+  // Twice the maps again at 4 episodes each (256 episodes a step, the schema's most), also with
+  // both rates held constant instead of decayed.
+  { ...selfImitation(16, '200 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 200 },
+  // The same at the table's 100 steps.
+  selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }),
+  // The same, twice as long: 400 RL steps.
+  { ...selfImitation(16, '400 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 400 },
+  { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 }, training: { lrSchedule: 'constant' } }), steps: 200 },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),

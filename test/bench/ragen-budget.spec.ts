@@ -24,6 +24,13 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     }
   });
 
+  it("draw RAGEN's 8 × 16 rollouts on the non-slippery lake too, whose format recipe draws 64 × 4", () => {
+    const lake = ROWS.find((r) => r.name === 'frozenlake')!;
+    for (const column of budget) expect(parseJobSpec(specOf(runKey(lake, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16 });
+    const recipe = parseJobSpec(specOf(runKey(lake, { ...budget[0], overrides: {} }, 1)));
+    expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4 });
+  });
+
   it("leave the other columns at the row's budget and the recipe's cosine decay", () => {
     const recipe = parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === 'format/starpo-s')!, 1)));
     expect([recipe.training.steps, recipe.training.lrSchedule]).toEqual([100, 'cosine']);
