@@ -135,7 +135,8 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     ragen: 'frozenlake',
     default: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-s')),
     grpo: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-grpo')),
-    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16')),
+    // The lake's format recipe draws 64 × 4 rollouts (recipes.ts); this column names them in full.
+    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 64x4')),
   },
   { label: 'lookup-qa (tool use)', ragen: null, default: algorithmCell('lookup-qa', 'starpo-s'), grpo: algorithmCell('lookup-qa', 'starpo-grpo'), noExpert: null },
 ];

@@ -7,12 +7,12 @@ import { useTestBackend } from '../support/tf';
 
 /**
  * Learning without an expert: the default non-slippery FrozenLake job from the format warm-up
- * (well-formed answers, random actions, no task knowledge), whose recipe adds self-imitation, for
- * 40 StarPO-S steps under RAGEN's protocol. The warm-up policy is at the random agent's level;
- * replaying its own successes must lift evaluation success on the 256 held-out maps above it.
- * Seed 1: eval 0.234 after the warm-up (random agent 0.216 on the same maps), 0.289 after 40
- * steps; rollout success 0.188 over steps 1–10, 0.265 over steps 31–40; 1228 successes in the
- * buffer. (The 100-step runs of bench/learning go further: docs/results.md.)
+ * (well-formed answers, random actions, no task knowledge), whose recipe adds self-imitation on
+ * 64 maps of 4 rollouts a step, for 40 StarPO-S steps under RAGEN's protocol. The warm-up policy
+ * is at the random agent's level; replaying its own successes must lift evaluation success on the
+ * 256 held-out maps above it. Seed 1: eval 0.234 after the warm-up (random agent 0.216 on the
+ * same maps), 0.332 after 40 steps; rollout success 0.217 over steps 1–10, 0.298 over steps
+ * 31–40; the buffer full (2048). (The runs of bench/learning go further: docs/results.md.)
  */
 describe('learning: the default non-slippery FrozenLake job from the format warm-up (self-imitation)', () => {
   beforeAll(useTestBackend);
@@ -24,6 +24,7 @@ describe('learning: the default non-slippery FrozenLake job from the format warm
       training: { steps: 40, evalEvery: 0, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } },
     });
     expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16 });
+    expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4 });
     const { random } = await baselines(spec);
     const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer]);
     const [rolloutSuccess, buffer] = [series[METRIC.successRate], series[METRIC.selfImitationBuffer]];
