@@ -238,7 +238,7 @@ function collapseSection(): string {
   const falseOnLearning = healthyLearning.filter((r) => r.warnings.length > 0);
   return [
     `Detectors replayed on ${scores.length} fixed-seed runs (\`npm run bench:collapse -- --replay\`, the step metrics in bench/results/collapse-v2): success falling below half of its peak at step 2 or later is warned at least one step before in ${warned.length} of ${falls.length} runs, lead ${leads[0]}–${leads[leads.length - 1]} steps (median ${leads[Math.floor((leads.length - 1) / 2)]}). The ${healthy.length} runs meant to stay healthy draw ${alarmed.length === 0 ? 'no' : alarmed.length} warning${alarmed.length === 1 ? '' : 's'} of severity \`warning\` or above.`,
-    `On bench/learning's stored runs (the table's jobs, 100 or 200 steps): ${healthyLearning.length} stayed healthy (evaluation never below half of its start, ending at most 5 points lower); ${falseOnLearning.length} of them draw${falseOnLearning.length === 1 ? 's' : ''} a warning${falseOnLearning.length ? ` (${falseOnLearning.map((r) => `${r.label}: ${r.warnings.map((w) => `${w.step} ${w.detector}`).join(', ')}`).join('; ')})` : ''}.`,
+    `On bench/learning's stored runs (the table's jobs, 100 to 400 steps): ${healthyLearning.length} stayed healthy (evaluation never below half of its start, ending at most 5 points lower); ${falseOnLearning.length} of them draw${falseOnLearning.length === 1 ? 's' : ''} a warning${falseOnLearning.length ? ` (${falseOnLearning.map((r) => `${r.label}: ${r.warnings.map((w) => `${w.step} ${w.detector}`).join(', ')}`).join('; ')})` : ''}.`,
     table(['run', 'expected', 'success below half of its peak at step', 'first warning', 'lead (steps)', 'warnings on a run that did not fall'], lines),
   ].join('\n\n');
 }
