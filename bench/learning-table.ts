@@ -183,11 +183,11 @@ export const COLUMNS: readonly Column[] = [
   // Twice the maps again at 4 episodes each (256 episodes a step, the schema's most), also with
   // both rates held constant instead of decayed.
   { ...selfImitation(16, '200 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 }, training: { lrSchedule: 'constant' } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }),
   // The same, twice as long: 400 RL steps.
   { ...selfImitation(16, '400 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 400 },
-  { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 }, training: { lrSchedule: 'constant' } }), steps: 200 },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),

@@ -65,8 +65,8 @@ describe('parseJobSpec', () => {
     expect(format()).toMatchObject({ selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048, selfImitationBatchSize: 32, filter: 'std-top' });
     expect(format(undefined, 'starpo-grpo')).toMatchObject({ selfImitationSteps: 16, advantage: 'grpo' });
     // The non-slippery lake's replay learns from 64 maps of 4 episodes a step; the slippery lake keeps RAGEN's 8 × 16.
-    const rollout = (slippery: boolean, rollout?: Record<string, unknown>) =>
-      parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, ...(rollout ? { rollout } : {}), training: { warmup: { kind: 'format' } } }).rollout;
+    const rollout = (slippery: boolean, own?: Record<string, unknown>) =>
+      parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, ...(own ? { rollout: own } : {}), training: { warmup: { kind: 'format' } } }).rollout;
     expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4 });
     expect(rollout(true)).toMatchObject({ groups: 8, groupSize: 16 });
     expect(rollout(false, { groups: 8, groupSize: 16 })).toMatchObject({ groups: 8, groupSize: 16 });
