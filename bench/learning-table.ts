@@ -113,6 +113,8 @@ const withRagenRollout = (overrides: Column['overrides']): Column['overrides'] =
 const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => withRagenRollout({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
 /** The format recipe's self-imitation (recipes.ts), named in full so it means the same on every row. */
 const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
+/** The non-slippery lake's format rollout (recipes.ts): 64 initial states of 4 episodes a step. */
+const MORE_MAPS = { groups: 64, groupSize: 4 };
 /** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
 const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
   column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, withRagenRollout(overrides), `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
@@ -182,12 +184,12 @@ export const COLUMNS: readonly Column[] = [
   { ...selfImitation(16, '200 RL steps 64x2', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 2 } }), steps: 200 },
   // Twice the maps again at 4 episodes each (256 episodes a step, the schema's most), also with
   // both rates held constant instead of decayed.
-  { ...selfImitation(16, '200 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 200 },
-  { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 }, training: { lrSchedule: 'constant' } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, training: { lrSchedule: 'constant' } }), steps: 200 },
   // The same at the table's 100 steps.
-  selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }),
+  selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
   // The same, twice as long: 400 RL steps.
-  { ...selfImitation(16, '400 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: { groups: 64, groupSize: 4 } }), steps: 400 },
+  { ...selfImitation(16, '400 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }), steps: 400 },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),

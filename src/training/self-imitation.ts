@@ -1,12 +1,10 @@
+import type { AlgorithmConfig } from './algorithms/presets';
 import { PackedTurns, TurnSequence, packTurns } from './policy/batch';
 import { Rng } from './random';
 import type { Trajectory } from './rollout/engine';
 
 /** One successful episode as the supervised rows replay it: each turn's context and response tokens. */
 export type StoredEpisode = TurnSequence[];
-
-/** Which successful episodes join the buffer (the job spec's `algorithm.config.selfImitationSelect`). */
-export type SelfImitationSelect = 'all' | 'shortest';
 
 /** What a checkpoint keeps of the buffer. */
 export interface SelfImitationState {
@@ -43,11 +41,9 @@ export class SelfImitationBuffer {
    * added. `shortest` keeps, of each group's successes (one initial state), only those with the
    * group's fewest actions: a success that wandered teaches its detours as well as its way.
    */
-  add(trajectories: readonly Trajectory[], select: SelfImitationSelect = 'all'): number {
+  add(trajectories: readonly Trajectory[], select: AlgorithmConfig['selfImitationSelect'] = 'all'): number {
     const all = trajectories.filter((t) => t.success && t.turns.length > 0);
-    const fewest = new Map<number, number>();
-    for (const t of all) fewest.set(t.group, Math.min(fewest.get(t.group) ?? Infinity, t.actionCount));
-    const successes = select === 'shortest' ? all.filter((t) => t.actionCount === fewest.get(t.group)) : all;
+    const successes = select === 'shortest' ? shortestOfEachGroup(all) : all;
     for (const t of successes) this.episodes.push(t.turns.map((turn) => ({ context: [...turn.context], response: [...turn.response.tokens] })));
     if (this.episodes.length > this.capacity) this.episodes.splice(0, this.episodes.length - this.capacity);
     this.added += successes.length;
@@ -68,4 +64,11 @@ export class SelfImitationBuffer {
     this.episodes = state.episodes.slice(-this.capacity);
     this.added = state.added;
   }
+}
+
+/** Of `trajectories`, those with their group's fewest actions (ties all kept). */
+function shortestOfEachGroup(trajectories: readonly Trajectory[]): Trajectory[] {
+  const fewest = new Map<number, number>();
+  for (const t of trajectories) fewest.set(t.group, Math.min(fewest.get(t.group) ?? Infinity, t.actionCount));
+  return trajectories.filter((t) => t.actionCount === fewest.get(t.group));
 }
