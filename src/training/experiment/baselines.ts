@@ -17,8 +17,10 @@ const RANDOM_PASSES = 4;
  * * `random`: a format-valid agent with uniformly random actions (the actions its current
  *   observation offers), averaged over several passes;
  * * `optimal`: FrozenLake's optimal policy by exact dynamic programming over the same maps with
- *   the same action budget (feedback after every action, so an upper bound for any agent that
- *   commits several actions per turn); null for environments without an exact optimum.
+ *   the actions the job's budgets allow, the episode's or its turns' (`actionBudget`), whichever
+ *   is fewer (feedback after every action, so an upper bound for any agent that commits several
+ *   actions per turn, and exact at one action a turn); null for environments without an exact
+ *   optimum.
  */
 export async function baselines(spec: JobSpec, definition: EnvDefinition = getEnvDefinition(spec.environment.id)): Promise<{ random: number; optimal: number | null }> {
   const tokenizer = tokenizerFor(definition, spec);
@@ -33,11 +35,16 @@ export async function baselines(spec: JobSpec, definition: EnvDefinition = getEn
     for (let i = 0; i < spec.training.evalEpisodes; i++) {
       const env = definition.create(spec.environment.config) as FrozenLakeEnv;
       env.reset(evaluationSeed(i));
-      total += optimalSuccessProbability(env, spec.rollout.maxActionsPerEpisode);
+      total += optimalSuccessProbability(env, actionBudget(spec.rollout));
     }
     optimal = total / spec.training.evalEpisodes;
   }
   return { random, optimal };
+}
+
+/** Actions an episode can take at most: 5 turns of one action each take 5, whatever the episode's 10. */
+export function actionBudget(rollout: Pick<JobSpec['rollout'], 'maxTurns' | 'maxActionsPerTurn' | 'maxActionsPerEpisode'>): number {
+  return Math.min(rollout.maxActionsPerEpisode, rollout.maxTurns * rollout.maxActionsPerTurn);
 }
 
 /**
