@@ -8,12 +8,17 @@ import { useTestBackend } from '../support/tf';
 /**
  * Learning without an expert: the default non-slippery FrozenLake job from the format warm-up
  * (well-formed answers, random actions, no task knowledge), whose recipe adds self-imitation on
- * 64 maps of 4 rollouts a step, for 40 StarPO-S steps under RAGEN's protocol. The warm-up policy
- * is at the random agent's level; replaying its own successes must lift evaluation success on the
- * 256 held-out maps above it. Seed 1: eval 0.234 after the warm-up (random agent 0.216 on the
- * same maps), 0.332 after 40 steps; rollout success 0.217 over steps 1–10, 0.298 over steps
- * 31–40; the buffer full (2048). (The runs of bench/learning go further: docs/results.md.)
+ * 64 maps of 4 rollouts a step at one action an answer, for its first 40 StarPO-S steps (under
+ * the 200-step job's own schedule) under RAGEN's protocol. The warm-up policy is at the random
+ * agent's level; replaying its own successes must lift evaluation success on the 256 held-out
+ * maps well above it. Seed 1: eval 0.152 after the warm-up (random agent 0.151 on the same maps,
+ * one random action a turn), 0.660 after 40 steps; rollout success 0.157 over steps 1–10, 0.549
+ * over steps 31–40; the buffer full (2048). With 5 actions an answer (the recipe before) the
+ * 40-step job ended at 0.332. (The runs of bench/learning go further: docs/results.md.)
  */
+/** The default job's first RL steps, under its own schedule (the job runs training.steps' 200). */
+const FIRST_STEPS = 40;
+
 describe('learning: the default non-slippery FrozenLake job from the format warm-up (self-imitation)', () => {
   beforeAll(useTestBackend);
 
@@ -21,19 +26,19 @@ describe('learning: the default non-slippery FrozenLake job from the format warm
     const spec = parseJobSpec({
       environment: { id: 'frozenlake', config: { slippery: false } },
       algorithm: { id: 'starpo-s' },
-      training: { steps: 40, evalEvery: 0, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } },
+      training: { evalEvery: FIRST_STEPS, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } },
     });
     expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16 });
-    expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4 });
+    expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
     const { random } = await baselines(spec);
-    const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer]);
+    const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer], FIRST_STEPS);
     const [rolloutSuccess, buffer] = [series[METRIC.successRate], series[METRIC.selfImitationBuffer]];
-    const [afterWarmup, final] = [evals.get(0)!, evals.get(40)!];
+    const [afterWarmup, final] = [evals.get(0)!, evals.get(FIRST_STEPS)!];
     const [first, last] = [mean(rolloutSuccess.slice(0, 10)), mean(rolloutSuccess.slice(-10))];
     console.log(`frozenlake format: random ${random.toFixed(3)}, eval ${afterWarmup.toFixed(3)} -> ${final.toFixed(3)}, rollout success ${first.toFixed(3)} -> ${last.toFixed(3)}, buffer ${buffer[buffer.length - 1]}`);
     expect(Math.abs(afterWarmup - random)).toBeLessThan(0.05);
     expect(buffer[buffer.length - 1]).toBeGreaterThan(0);
-    expect(final).toBeGreaterThanOrEqual(random + 0.05);
-    expect(last - first).toBeGreaterThanOrEqual(0.05);
+    expect(final).toBeGreaterThanOrEqual(random + 0.3);
+    expect(last - first).toBeGreaterThanOrEqual(0.2);
   }, 900_000);
 });

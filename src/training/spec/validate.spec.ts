@@ -64,11 +64,12 @@ describe('parseJobSpec', () => {
       parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id, ...(config ? { config } : {}) }, training: { warmup: { kind: 'format' } } }).algorithm.config;
     expect(format()).toMatchObject({ selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048, selfImitationBatchSize: 32, filter: 'std-top' });
     expect(format(undefined, 'starpo-grpo')).toMatchObject({ selfImitationSteps: 16, advantage: 'grpo' });
-    // The non-slippery lake's replay learns from 64 maps of 4 episodes a step; the slippery lake keeps RAGEN's 8 × 16.
+    // The non-slippery lake's replay learns from 64 maps of 4 episodes a step, at one action an
+    // answer; the slippery lake keeps RAGEN's 8 × 16 and up to 5 actions an answer.
     const rollout = (slippery: boolean, own?: Record<string, unknown>) =>
       parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, ...(own ? { rollout: own } : {}), training: { warmup: { kind: 'format' } } }).rollout;
-    expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4 });
-    expect(rollout(true)).toMatchObject({ groups: 8, groupSize: 16 });
+    expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
+    expect(rollout(true)).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5 });
     expect(rollout(false, { groups: 8, groupSize: 16 })).toMatchObject({ groups: 8, groupSize: 16 });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
