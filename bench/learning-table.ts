@@ -35,13 +35,19 @@ export interface Row extends BenchRow {
    * (and stops after), listening where `envConfig.url` says.
    */
   serve?: readonly string[];
+  /**
+   * Rollout settings under every format column's own on this row: what the environment's format
+   * recipe changed after the columns' runs, so that they measure what they were trained with.
+   */
+  formatRollout?: Column['overrides']['rollout'];
 }
 
 export const ROWS: readonly Row[] = [
   { name: 'bandit', label: 'Bandit', env: 'bandit', envConfig: {}, steps: 100, hasExpert: false },
   { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
   { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true },
-  { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true },
+  // The lake's format recipe answers with one action (recipes.ts); RAGEN's rollout writes up to 5.
+  { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5 } },
   // The tool-use task: its levers from demonstrations only. Its default job's runs are bench/algorithms'
   // StarPO-S cell (the same job, with every preset beside it).
   { name: 'lookup-qa', label: 'lookup-qa (tool use)', env: 'lookup-qa', envConfig: {}, steps: 100, hasExpert: true, columns: ['demonstrations/starpo-s/width 64 imitation 128x1600'] },
@@ -106,15 +112,18 @@ const RAGEN_UPDATE = { selfImitationSteps: 0 };
 /**
  * RAGEN's rollout, 8 initial states of 16 episodes a step (the schema's), pinned on the format
  * cells that do not name their own: the lake's format recipe now draws 64 × 4, and these cells
- * measure RAGEN's rollout, as they were trained.
+ * measure RAGEN's rollout, as they were trained. (Its 5 actions an answer are the lake row's
+ * `formatRollout`: the Bandit's answer is one action.)
  */
 const RAGEN_ROLLOUT = { groups: 8, groupSize: 16 };
 const withRagenRollout = (overrides: Column['overrides']): Column['overrides'] => ({ ...overrides, rollout: { ...RAGEN_ROLLOUT, ...overrides.rollout } });
 const withRagenUpdate = (overrides: Column['overrides'] = {}): Column['overrides'] => withRagenRollout({ ...overrides, algorithm: { ...RAGEN_UPDATE, ...overrides.algorithm } });
 /** The format recipe's self-imitation (recipes.ts), named in full so it means the same on every row. */
 const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
-/** The non-slippery lake's format rollout (recipes.ts): 64 initial states of 4 episodes a step. */
+/** 64 initial states of 4 episodes a step, as the non-slippery lake's format recipe draws (recipes.ts). */
 const MORE_MAPS = { groups: 64, groupSize: 4 };
+/** The non-slippery lake's format rollout (recipes.ts): 64 × 4 at one action an answer. */
+const ONE_ACTION = { ...MORE_MAPS, maxActionsPerTurn: 1 };
 /** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
 const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
   column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, withRagenRollout(overrides), `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
@@ -186,6 +195,25 @@ export const COLUMNS: readonly Column[] = [
   // both rates held constant instead of decayed.
   { ...selfImitation(16, '200 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }), steps: 200 },
   { ...selfImitation(16, '200 RL steps 64x4 constant rate', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, training: { lrSchedule: 'constant' } }), steps: 200 },
+  // What else was screened on the 64 × 4 job (seed 1): row and column embeddings on the lake's
+  // cells (grid-positions.ts); the replay's rate doubled, its batch doubled, its buffer doubled;
+  // cooler rollouts (more of the agent's own successes to replay); width 64; the replay alone
+  // (RL's own rate at the schema's least; the replay's rate is its own); each map's 4 rollouts
+  // compared with each other (GRPO's group advantages) instead of the critic's baseline; RL's
+  // rate tripled.
+  { ...selfImitation(16, '200 RL steps 64x4 grid positions', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, model: { gridPositions: true } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 replay rate 0.006', { algorithm: { ...SELF_IMITATION, selfImitationLearningRate: 0.006 }, rollout: MORE_MAPS }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 replay batch 64', { algorithm: { ...SELF_IMITATION, selfImitationBatchSize: 64 }, rollout: MORE_MAPS }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 temperature 0.7', { algorithm: SELF_IMITATION, rollout: { ...MORE_MAPS, temperature: 0.7 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 d64', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, model: { dModel: 64, heads: 4 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 replay alone', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, training: { learningRate: 0.000001 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 group advantages', { algorithm: { ...SELF_IMITATION, advantage: 'grpo', whitenAdvantages: false }, rollout: MORE_MAPS }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 RL rate 0.003', { algorithm: SELF_IMITATION, rollout: MORE_MAPS, training: { learningRate: 0.003 } }), steps: 200 },
+  // One action an answer (as a served environment's recipe): the agent reads the lake after every
+  // move instead of writing up to 5 blind, which bench/lake-failures showed it walks into holes
+  // with. The lake's format default now, at 200 steps and at the table's 100.
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn', { algorithm: SELF_IMITATION, rollout: ONE_ACTION }), steps: 200 },
+  selfImitation(16, '64x4 one action a turn', { algorithm: SELF_IMITATION, rollout: ONE_ACTION }),
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
   // The same, twice as long: 400 RL steps.
@@ -283,7 +311,9 @@ export interface RunKey {
 export const RAGEN_PROTOCOL = { evalEpisodes: 256, evalTemperature: 0.5 } as const;
 
 export function runKey(row: Row, col: Column, seed: number): RunKey {
-  return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: col.steps ?? row.steps, overrides: col.overrides, protocol: RAGEN_PROTOCOL };
+  const pinned = col.warmup === 'format' && row.formatRollout;
+  const overrides = pinned ? { ...col.overrides, rollout: { ...row.formatRollout, ...col.overrides.rollout } } : col.overrides;
+  return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: col.steps ?? row.steps, overrides, protocol: RAGEN_PROTOCOL };
 }
 
 /** The job a run trains: the defaults, plus the row's environment and budget and the column's overrides. */

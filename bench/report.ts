@@ -82,6 +82,15 @@ function reference(cell: CellRef): string {
   return expert === null ? '–' : `${percent(expert)} (expert)`;
 }
 const random = (cell: CellRef) => (cell.runs[0] ? percent(cell.runs[0].random) : '…');
+/**
+ * A cell's own random agent and optimum, where its budgets make them differ from the row's (one
+ * action an answer reaches fewer maps in 5 turns, and a random agent plays fewer actions).
+ */
+function ownBaselines(cell: CellRef, row: CellRef): string {
+  const [own, of] = [cell.runs[0], row.runs[0]];
+  if (!own || !of || (own.random === of.random && own.optimal === of.optimal)) return '';
+  return ` (at its budgets: random agent ${percent(own.random)}, optimum ${own.optimal === null ? '–' : percent(own.optimal)})`;
+}
 /** A default job's wall time on this machine, mean over the seeds that trained their warm-up (a reused one leaves the RL part alone). */
 function wallTime(cell: CellRef): string {
   const whole = cell.runs.filter((r) => !r.warmupReused);
@@ -135,8 +144,8 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     ragen: 'frozenlake',
     default: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-s')),
     grpo: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-grpo')),
-    // The lake's format recipe draws 64 × 4 rollouts (recipes.ts); this column names them in full.
-    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 64x4')),
+    // The lake's format recipe draws 64 × 4 rollouts at one action an answer (recipes.ts); this column names them in full.
+    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn')),
   },
   { label: 'lookup-qa (tool use)', ragen: null, default: algorithmCell('lookup-qa', 'starpo-s'), grpo: algorithmCell('lookup-qa', 'starpo-grpo'), noExpert: null },
 ];
@@ -162,7 +171,7 @@ function headlineTable(): string {
       wallTime(row.timed ?? row.default),
       row.ragen ? ragenFigure(RAGEN_SFT, row.ragen) : '–',
       cellText(row.grpo),
-      row.noExpert ? cellText(row.noExpert) : '–',
+      row.noExpert ? `${cellText(row.noExpert)}${ownBaselines(row.noExpert, row.default)}` : '–',
       row.ragen ? cellText(ragenBudgetCell(row.ragen)) : '–',
       row.ragen ? ragenFigure(RAGEN_STARPO_S, row.ragen) : '–',
       reference(row.default),
@@ -174,13 +183,14 @@ function headlineTable(): string {
 function learningTables(): string {
   return LEARNING_ROWS.map((row) => {
     const shown = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => ({ column, cell: learningCell(row, column) }));
+    // The row's random agent: the first cell that has runs (a row may train no format column);
+    // a cell whose budgets change it says so.
+    const any = (shown.find(({ cell }) => cell.runs.length > 0) ?? shown[0]).cell;
     const lines = shown.flatMap(({ column, cell }) => {
       if (cell.runs.length === 0) return [];
       const clip = cell.runs.every((r) => 'clipHigh' in r && r.clipHigh !== undefined) && column.preset !== 'starpo-s' ? (cell.runs as LearningResult[]).map((r) => `${r.clipHigh.toFixed(4)} / ${r.clipLow.toFixed(4)}`).join('; ') : '';
-      return [[column.warmup, column.label, cellText(cell), cell.runs.map((r) => `${percent(r.afterRl)}`).join(', '), clip]];
+      return [[column.warmup, column.label, `${cellText(cell)}${ownBaselines(cell, any)}`, cell.runs.map((r) => `${percent(r.afterRl)}`).join(', '), clip]];
     });
-    // The random agent is the same in every cell of a row: the first that has runs (a row may train no format column).
-    const any = (shown.find(({ cell }) => cell.runs.length > 0) ?? shown[0]).cell;
     const ragen = RAGEN_STARPO_S[row.name];
     const sft = RAGEN_SFT[row.name];
     const refs = [

@@ -24,11 +24,14 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     }
   });
 
-  it("draw RAGEN's 8 × 16 rollouts on the non-slippery lake too, whose format recipe draws 64 × 4", () => {
+  it("draw RAGEN's 8 × 16 rollouts of up to 5 actions an answer on the non-slippery lake too, whose format recipe draws 64 × 4 at one", () => {
     const lake = ROWS.find((r) => r.name === 'frozenlake')!;
-    for (const column of budget) expect(parseJobSpec(specOf(runKey(lake, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16 });
-    const recipe = parseJobSpec(specOf(runKey(lake, { ...budget[0], overrides: {} }, 1)));
-    expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4 });
+    for (const column of budget) expect(parseJobSpec(specOf(runKey(lake, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5 });
+    const recipe = parseJobSpec({ environment: { id: 'frozenlake', config: lake.envConfig }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
+    expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
+    // The lake's format default column trains the recipe's rollout, which the row's pin leaves alone.
+    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn')!;
+    expect(parseJobSpec(specOf(runKey(lake, byDefault, 1))).rollout).toMatchObject(recipe.rollout);
   });
 
   it("leave the other columns at the row's budget and the recipe's cosine decay", () => {
