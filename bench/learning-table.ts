@@ -214,6 +214,8 @@ export const COLUMNS: readonly Column[] = [
   // with. The lake's format default now, at 200 steps and at the table's 100.
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn', { algorithm: SELF_IMITATION, rollout: ONE_ACTION }), steps: 200 },
   selfImitation(16, '64x4 one action a turn', { algorithm: SELF_IMITATION, rollout: ONE_ACTION }),
+  // Ten turns of one action, so that the turns allow the episode's 10 actions (optimum 100%).
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn 10 turns', { algorithm: SELF_IMITATION, rollout: { ...ONE_ACTION, maxTurns: 10 } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
   // The same, twice as long: 400 RL steps.
