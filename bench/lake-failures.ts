@@ -12,18 +12,12 @@ import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { mean } from '../src/training/algorithms/stats';
 import { initBackend } from '../src/training/backend';
-import { loadPolicyFromCheckpoint } from '../src/training/checkpoint';
 import { FrozenLakeConfig, FrozenLakeEnv, shortestFrozenPath } from '../src/training/envs/frozenlake';
 import { getEnvDefinition } from '../src/training/envs/registry';
-import { TransformerPolicy } from '../src/training/policy/policy';
-import { Rng } from '../src/training/random';
-import { ContextBuilder } from '../src/training/rollout/context';
-import { Trajectory, rollout } from '../src/training/rollout/engine';
+import { playCheckpoint } from '../src/training/checkpoint-evaluation';
+import type { Trajectory } from '../src/training/rollout/engine';
 import { evaluationSeed } from '../src/training/seeds';
 import { parseJobSpec } from '../src/training/spec/validate';
-
-/** The policy's own sampling stream, apart from the trainer's evaluation stream. */
-const SAMPLING_STREAM = 301;
 
 function ending(t: Trajectory, maxActions: number): string {
   if (t.success) return 'goal';
@@ -46,13 +40,9 @@ async function main(): Promise<void> {
   const episodes = Number(args.episodes);
   const definition = getEnvDefinition('frozenlake');
   const config = { ...definition.defaults, ...spec.environment.config } as FrozenLakeConfig;
-  const { model, tokenizer } = loadPolicyFromCheckpoint(new Uint8Array(readFileSync(args.checkpoint)));
-  const settings = { ...spec.rollout, temperature: spec.training.evalTemperature };
-  const contexts = new ContextBuilder(tokenizer, model.config.contextLength - settings.maxTokensPerTurn, settings.historyTurns, settings.historyFormat);
-  const policy = new TransformerPolicy(model, tokenizer, new Rng(spec.training.seed, SAMPLING_STREAM));
-  const requests = Array.from({ length: episodes * samples }, (_, i) => ({ seed: evaluationSeed(Math.floor(i / samples)), group: Math.floor(i / samples), sample: i % samples }));
-  const trajectories = await rollout(policy, () => definition.create(config), requests, tokenizer, contexts, settings);
-  model.dispose();
+  const settings = spec.rollout;
+  const request = { environment: { id: 'frozenlake', config }, episodes, k: samples, temperature: spec.training.evalTemperature, seed: spec.training.seed };
+  const { trajectories } = await playCheckpoint(new Uint8Array(readFileSync(args.checkpoint)), settings, request, definition);
 
   const byLength = new Map<string, number[]>();
   const byDirections = new Map<string, number[]>();
@@ -68,9 +58,9 @@ async function main(): Promise<void> {
     const add = (groups: Map<string, number[]>, key: string) => groups.set(key, [...(groups.get(key) ?? []), rate]);
     add(byLength, String(path.length));
     add(byDirections, [...new Set(path)].sort().join(' + '));
-    for (const t of played) endings.set(ending(t, settings.maxActionsPerEpisode), (endings.get(ending(t, settings.maxActionsPerEpisode)) ?? 0) + 1);
+    for (const how of played.map((t) => ending(t, settings.maxActionsPerEpisode))) endings.set(how, (endings.get(how) ?? 0) + 1);
   }
-  console.log(`${args.checkpoint}: success ${(100 * mean(rates)).toFixed(1)}% over ${episodes} maps × ${samples} samples at T = ${settings.temperature}`);
+  console.log(`${args.checkpoint}: success ${(100 * mean(rates)).toFixed(1)}% over ${episodes} maps × ${samples} samples at T = ${request.temperature}`);
   console.log(`maps never solved: ${rates.filter((r) => r === 0).length}; always solved: ${rates.filter((r) => r === 1).length}`);
   console.log(`episodes ending ${[...endings].map(([how, n]) => `${how}: ${n}`).join(', ')}`);
   table('shortest path (actions)', byLength);

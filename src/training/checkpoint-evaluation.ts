@@ -10,7 +10,7 @@ import { HISTORY_TOKENS, NUMBER_HISTORY_TOKENS } from './policy/tokenizer';
 import { Rng } from './random';
 import { transcript } from './records';
 import { ContextBuilder } from './rollout/context';
-import { rollout } from './rollout/engine';
+import { Trajectory, rollout } from './rollout/engine';
 import { evaluationSeed } from './seeds';
 import { FieldError, checkAgainst } from './spec/errors';
 import type { JobSpec } from './spec/validate';
@@ -116,18 +116,17 @@ export function playabilityProblems(
 
 /**
  * Plays a checkpoint's policy on an environment config: k samples on each of the first
- * `episodes` held-out evaluation seeds. success = mean over all episodes; pass@k = share of
- * seeds where at least one of the k samples succeeded (for k = 1 the two are equal). Throws
+ * `episodes` held-out evaluation seeds, seed by seed (sample j of seed i at i × k + j). Throws
  * when the config is not playable (`playabilityProblems`). Pure: same bytes and request, same
- * result on the same backend (and the same server, for a registered environment's `definition`);
- * every tensor it makes is disposed.
+ * trajectories on the same backend (and the same server, for a registered environment's
+ * `definition`); every tensor it makes is disposed.
  */
-export async function evaluateCheckpoint(
+export async function playCheckpoint(
   bytes: Uint8Array,
   settings: PlaySettings,
   request: CheckpointEvaluationRequest,
   definition: EnvDefinition = getEnvDefinition(request.environment.id),
-): Promise<CheckpointEvaluation> {
+): Promise<{ step: number; trajectories: Trajectory[] }> {
   const problems = playabilityProblems(shapeOfCheckpoint(bytes), settings, request.environment, '', definition);
   if (problems.length > 0) throw new Error(problems.map((p) => `${p.field}: ${p.message}`).join('; '));
   const { value: config } = checkAgainst<Record<string, unknown>>(definition.configSchema, request.environment.config, 'environment.config');
@@ -136,20 +135,34 @@ export async function evaluateCheckpoint(
     const contexts = new ContextBuilder(tokenizer, model.config.contextLength - settings.maxTokensPerTurn, settings.historyTurns, settings.historyFormat);
     const policy = new TransformerPolicy(model, tokenizer, new Rng(request.seed, EVALUATION_RNG_STREAM));
     const requests = Array.from({ length: request.episodes * request.k }, (_, i) => ({ seed: evaluationSeed(Math.floor(i / request.k)), group: Math.floor(i / request.k), sample: i % request.k }));
-    const trajectories = await rollout(policy, () => definition.create(config), requests, tokenizer, contexts, { ...settings, temperature: request.temperature });
-    const bySeed = Array.from({ length: request.episodes }, (_, seed) => trajectories.slice(seed * request.k, (seed + 1) * request.k).map((t) => t.success));
-    return {
-      step,
-      episodes: request.episodes,
-      k: request.k,
-      temperature: request.temperature,
-      success: mean(trajectories.map((t) => (t.success ? 1 : 0))),
-      passAtK: passAtK(bySeed),
-      meanReturn: mean(trajectories.map((t) => t.return)),
-      formatValid: mean(trajectories.flatMap((t) => t.turns.map((turn) => (turn.penalised ? 0 : 1)))),
-      samples: trajectories.filter((t) => t.sample === 0 && t.group < SAMPLE_TRANSCRIPTS).map(transcript),
-    };
+    return { step, trajectories: await rollout(policy, () => definition.create(config), requests, tokenizer, contexts, { ...settings, temperature: request.temperature }) };
   } finally {
     model.dispose();
   }
+}
+
+/**
+ * A checkpoint's policy played (`playCheckpoint`) and summed up: success = mean over all
+ * episodes; pass@k = share of seeds where at least one of the k samples succeeded (for k = 1 the
+ * two are equal).
+ */
+export async function evaluateCheckpoint(
+  bytes: Uint8Array,
+  settings: PlaySettings,
+  request: CheckpointEvaluationRequest,
+  definition: EnvDefinition = getEnvDefinition(request.environment.id),
+): Promise<CheckpointEvaluation> {
+  const { step, trajectories } = await playCheckpoint(bytes, settings, request, definition);
+  const bySeed = Array.from({ length: request.episodes }, (_, seed) => trajectories.slice(seed * request.k, (seed + 1) * request.k).map((t) => t.success));
+  return {
+    step,
+    episodes: request.episodes,
+    k: request.k,
+    temperature: request.temperature,
+    success: mean(trajectories.map((t) => (t.success ? 1 : 0))),
+    passAtK: passAtK(bySeed),
+    meanReturn: mean(trajectories.map((t) => t.return)),
+    formatValid: mean(trajectories.flatMap((t) => t.turns.map((turn) => (turn.penalised ? 0 : 1)))),
+    samples: trajectories.filter((t) => t.sample === 0 && t.group < SAMPLE_TRANSCRIPTS).map(transcript),
+  };
 }

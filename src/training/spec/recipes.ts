@@ -126,8 +126,8 @@ const FROM_FORMAT: Recipe = { ...SMALL_MODEL, algorithm: SELF_IMITATION };
  * (docs/learning-defaults.md).
  *
  * What the agent then fails at is holes: played 4 times on each evaluation map (bench/lake-failures),
- * 263 of its 304 failures end in one, and where the shortest path needs two directions it solves
- * 51-64% of the maps against 93-100% where it needs one. It picks the goal's side but not the
+ * 264 of its 299 failures end in one, and where the shortest path needs two directions it solves
+ * 53-65% of the maps against 94-98% where it needs one. It picks the goal's side but not the
  * side without a hole, and it writes up to 5 actions before it sees where the first one led. At
  * one action an answer, as a served environment's recipe, it reads the lake after every move:
  * seed 1 reached 0.762 by step 100 (0.617 with 5 a turn), and the 200-step job ends at 0.737
