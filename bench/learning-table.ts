@@ -124,6 +124,8 @@ const SELF_IMITATION = { selfImitationSteps: 16, selfImitationLearningRate: 0.00
 const MORE_MAPS = { groups: 64, groupSize: 4 };
 /** The non-slippery lake's format rollout (recipes.ts): 64 × 4 at one action an answer. */
 const ONE_ACTION = { ...MORE_MAPS, maxActionsPerTurn: 1 };
+/** GiGPO's advantages (the episode's group z-score plus ω = 1 × the anchor states' step advantage) under StarPO-S's update. */
+const STEP_ADVANTAGES = { advantage: 'gigpo', whitenAdvantages: false } as const;
 /** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
 const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
   column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, withRagenRollout(overrides), `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
@@ -216,6 +218,11 @@ export const COLUMNS: readonly Column[] = [
   selfImitation(16, '64x4 one action a turn', { algorithm: SELF_IMITATION, rollout: ONE_ACTION }),
   // Ten turns of one action, so that the turns allow the episode's 10 actions (optimum 100%).
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn 10 turns', { algorithm: SELF_IMITATION, rollout: { ...ONE_ACTION, maxTurns: 10 } }), steps: 200 },
+  // At one action a turn a group's rollouts meet in the same states, so GiGPO's anchor groups can
+  // say which move from a state led into a hole: step credit that the episode's return spreads thin.
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn step advantages', { algorithm: { ...SELF_IMITATION, ...STEP_ADVANTAGES }, rollout: ONE_ACTION }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn step advantages RL rate 0.003', { algorithm: { ...SELF_IMITATION, ...STEP_ADVANTAGES }, rollout: ONE_ACTION, training: { learningRate: 0.003 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
   // The same, twice as long: 400 RL steps.
