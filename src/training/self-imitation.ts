@@ -10,6 +10,8 @@ export type StoredEpisode = TurnSequence[];
 export interface SelfImitationState {
   episodes: StoredEpisode[];
   added: number;
+  /** Each episode's replay weight ('advantage'); absent in checkpoints from before it: all 1. */
+  weights?: number[];
 }
 
 /**
@@ -23,6 +25,7 @@ export interface SelfImitationState {
  */
 export class SelfImitationBuffer {
   private episodes: StoredEpisode[] = [];
+  private weights: number[] = [];
   private added = 0;
 
   constructor(readonly capacity: number) {}
@@ -40,30 +43,63 @@ export class SelfImitationBuffer {
    * Stores the successful trajectories, evicting the oldest past capacity. Returns how many were
    * added. `shortest` keeps, of each group's successes (one initial state), only those with the
    * group's fewest actions: a success that wandered teaches its detours as well as its way.
+   * `advantage` weights each success by SIL's (R − V)+ with its group's success rate as V: a map
+   * the agent solved once in four is replayed three times as often as one it solved three times in
+   * four, and a map every rollout solved is not stored, since the policy already plays it.
    */
   add(trajectories: readonly Trajectory[], select: AlgorithmConfig['selfImitationSelect'] = 'all'): number {
     const all = trajectories.filter((t) => t.success && t.turns.length > 0);
-    const successes = select === 'shortest' ? shortestOfEachGroup(all) : all;
-    for (const t of successes) this.episodes.push(t.turns.map((turn) => ({ context: [...turn.context], response: [...turn.response.tokens] })));
-    if (this.episodes.length > this.capacity) this.episodes.splice(0, this.episodes.length - this.capacity);
-    this.added += successes.length;
-    return successes.length;
+    const weighted = select === 'shortest' ? shortestOfEachGroup(all).map((t) => ({ t, weight: 1 })) : select === 'advantage' ? successAdvantages(trajectories) : all.map((t) => ({ t, weight: 1 }));
+    for (const { t, weight } of weighted) {
+      this.episodes.push(t.turns.map((turn) => ({ context: [...turn.context], response: [...turn.response.tokens] })));
+      this.weights.push(weight);
+    }
+    this.trim();
+    this.added += weighted.length;
+    return weighted.length;
   }
 
-  /** `count` episodes drawn uniformly with replacement, as packed supervised rows; none when empty. */
+  /** `count` episodes drawn with replacement in proportion to their weights, as packed supervised rows; none when empty. */
   sample(rng: Rng, count: number): PackedTurns[] {
     if (this.episodes.length === 0) return [];
-    return Array.from({ length: count }, () => packTurns(this.episodes[rng.int(this.episodes.length)])).flat();
+    return Array.from({ length: count }, () => packTurns(this.episodes[rng.categorical(this.weights)])).flat();
   }
 
   getState(): SelfImitationState {
-    return { episodes: this.episodes, added: this.added };
+    return { episodes: this.episodes, added: this.added, weights: this.weights };
   }
 
   setState(state: SelfImitationState): void {
-    this.episodes = state.episodes.slice(-this.capacity);
+    this.episodes = state.episodes.slice();
+    this.weights = state.weights?.slice() ?? state.episodes.map(() => 1);
     this.added = state.added;
+    this.trim();
   }
+
+  private trim(): void {
+    const excess = this.episodes.length - this.capacity;
+    if (excess <= 0) return;
+    this.episodes.splice(0, excess);
+    this.weights.splice(0, excess);
+  }
+}
+
+/**
+ * Each success with the weight 1 − (its group's share of successes), those of weight 0 (every
+ * rollout of the group succeeded) left out. A group is one initial state's rollouts.
+ */
+function successAdvantages(trajectories: readonly Trajectory[]): { t: Trajectory; weight: number }[] {
+  const counts = new Map<number, { drawn: number; solved: number }>();
+  for (const t of trajectories) {
+    const c = counts.get(t.group) ?? { drawn: 0, solved: 0 };
+    c.drawn += 1;
+    if (t.success) c.solved += 1;
+    counts.set(t.group, c);
+  }
+  return trajectories
+    .filter((t) => t.success && t.turns.length > 0)
+    .map((t) => ({ t, weight: 1 - counts.get(t.group)!.solved / counts.get(t.group)!.drawn }))
+    .filter(({ weight }) => weight > 0);
 }
 
 /** Of `trajectories`, those with their group's fewest actions (ties all kept). */

@@ -57,8 +57,9 @@ export const AlgorithmConfigSchema = Type.Object(
     selfImitationBatchSize: int(1, 256, 'self-imitation: episodes per supervised step, drawn from the buffer with replacement'),
     selfImitationBufferSize: int(1, 4096, 'self-imitation: successful episodes the buffer keeps, the oldest evicted first'),
     selfImitationLearningRate: num(1e-6, 0.1, 'self-imitation: learning rate of its own Adam (scaled by the learning-rate schedule like the actor)'),
-    selfImitationSelect: Type.Union([Type.Literal('all'), Type.Literal('shortest')], {
-      description: "self-imitation: which successful episodes join the buffer: all, or in each group (one initial state) only those with the group's fewest actions",
+    selfImitationSelect: Type.Union([Type.Literal('all'), Type.Literal('shortest'), Type.Literal('advantage')], {
+      description:
+        "self-imitation: which successful episodes join the buffer and how often they are replayed: all, equally; shortest: in each group (one initial state) only those with the group's fewest actions; advantage: each weighted by 1 − its group's success rate (SIL's (R − V)+), a group that always succeeded left out",
     }),
     // Tree rollouts (docs/training.md, "Tree rollouts"); every knob follows ARPO's and AEPO's rollout code.
     rollout: Type.Union([Type.Literal('independent'), Type.Literal('arpo'), Type.Literal('aepo')], {
