@@ -225,6 +225,7 @@ export const COLUMNS: readonly Column[] = [
   // SIL's (R − V)+ with the group's success rate as V: the maps the agent rarely solves are replayed
   // most, where the FIFO buffer is mostly maps it already solves (self-imitation.ts, 'advantage').
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }), steps: 200 },
+  selfImitation(16, '64x4 one action a turn advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }),
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn advantage-weighted replay step advantages', { algorithm: { ...SELF_IMITATION, ...STEP_ADVANTAGES, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }), steps: 200 },
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
