@@ -226,6 +226,8 @@ export const COLUMNS: readonly Column[] = [
   // most, where the FIFO buffer is mostly maps it already solves (self-imitation.ts, 'advantage').
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }), steps: 200 },
   selfImitation(16, '64x4 one action a turn advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }),
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn advantage-weighted replay buffer 4096', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage', selfImitationBufferSize: 4096 }, rollout: ONE_ACTION }), steps: 200 },
+  { ...selfImitation(32, '200 RL steps 64x4 one action a turn advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }), steps: 200 },
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn advantage-weighted replay step advantages', { algorithm: { ...SELF_IMITATION, ...STEP_ADVANTAGES, selfImitationSelect: 'advantage' }, rollout: ONE_ACTION }), steps: 200 },
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
