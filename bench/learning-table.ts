@@ -40,14 +40,21 @@ export interface Row extends BenchRow {
    * recipe changed after the columns' runs, so that they measure what they were trained with.
    */
   formatRollout?: Column['overrides']['rollout'];
+  /**
+   * The replay's selection under every format column that turns self-imitation on and names none:
+   * the recipe's changed after those columns' runs (the selection is read only while the replay is
+   * on, so the pin goes only where it is).
+   */
+  formatReplay?: 'all';
 }
 
 export const ROWS: readonly Row[] = [
   { name: 'bandit', label: 'Bandit', env: 'bandit', envConfig: {}, steps: 100, hasExpert: false },
   { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
   { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true },
-  // The lake's format recipe answers with one action (recipes.ts); RAGEN's rollout writes up to 5.
-  { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5 } },
+  // The lake's format recipe answers with one action (recipes.ts); RAGEN's rollout writes up to 5. Its
+  // replay is weighted by advantage; the columns before it replayed every success alike.
+  { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5 }, formatReplay: 'all' },
   // The tool-use task: its levers from demonstrations only. Its default job's runs are bench/algorithms'
   // StarPO-S cell (the same job, with every preset beside it).
   { name: 'lookup-qa', label: 'lookup-qa (tool use)', env: 'lookup-qa', envConfig: {}, steps: 100, hasExpert: true, columns: ['demonstrations/starpo-s/width 64 imitation 128x1600'] },
@@ -327,8 +334,13 @@ export interface RunKey {
 export const RAGEN_PROTOCOL = { evalEpisodes: 256, evalTemperature: 0.5 } as const;
 
 export function runKey(row: Row, col: Column, seed: number): RunKey {
-  const pinned = col.warmup === 'format' && row.formatRollout;
-  const overrides = pinned ? { ...col.overrides, rollout: { ...row.formatRollout, ...col.overrides.rollout } } : col.overrides;
+  const format = col.warmup === 'format';
+  const overrides: Column['overrides'] = { ...col.overrides };
+  if (format && row.formatRollout) overrides.rollout = { ...row.formatRollout, ...col.overrides.rollout };
+  const algorithm = col.overrides.algorithm;
+  if (format && row.formatReplay && Number(algorithm?.selfImitationSteps ?? 0) > 0 && algorithm?.selfImitationSelect === undefined) {
+    overrides.algorithm = { ...algorithm, selfImitationSelect: row.formatReplay };
+  }
   return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: col.steps ?? row.steps, overrides, protocol: RAGEN_PROTOCOL };
 }
 

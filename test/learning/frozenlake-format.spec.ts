@@ -8,13 +8,15 @@ import { useTestBackend } from '../support/tf';
 /**
  * Learning without an expert: the default non-slippery FrozenLake job from the format warm-up
  * (well-formed answers, random actions, no task knowledge), whose recipe adds self-imitation on
- * 64 maps of 4 rollouts a step at one action an answer, for its first 40 StarPO-S steps (under
- * the 200-step job's own schedule) under RAGEN's protocol. The warm-up policy is at the random
- * agent's level; replaying its own successes must lift evaluation success on the 256 held-out
- * maps well above it. Seed 1: eval 0.152 after the warm-up (random agent 0.151 on the same maps,
- * one random action a turn), 0.660 after 40 steps; rollout success 0.157 over steps 1–10, 0.549
- * over steps 31–40; the buffer full (2048). With 5 actions an answer (the recipe before) the
- * 40-step job ended at 0.332. (The runs of bench/learning go further: docs/results.md.)
+ * 64 maps of 4 rollouts a step at one action an answer, each success replayed by its advantage
+ * over its group, for its first 40 StarPO-S steps (under the 200-step job's own schedule) under
+ * RAGEN's protocol. The warm-up policy is at the random agent's level; replaying its own successes
+ * must lift evaluation success on the 256 held-out maps well above it. Seed 1: eval 0.152 after
+ * the warm-up (random agent 0.151 on the same maps, one random action a turn), 0.598 after 40
+ * steps; rollout success 0.149 over steps 1–10, 0.458 over steps 31–40; the buffer 2017 episodes.
+ * (Replaying every success alike it was 0.660 at step 40 and ended the job lower, 0.766 against
+ * 0.813; with 5 actions an answer the 40-step job ended at 0.332. The runs of bench/learning go
+ * further: docs/results.md.)
  */
 /** The default job's first RL steps, under its own schedule (the job runs training.steps' 200). */
 const FIRST_STEPS = 40;
@@ -28,7 +30,7 @@ describe('learning: the default non-slippery FrozenLake job from the format warm
       algorithm: { id: 'starpo-s' },
       training: { evalEvery: FIRST_STEPS, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } },
     });
-    expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16 });
+    expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage' });
     expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
     const { random } = await baselines(spec);
     const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer], FIRST_STEPS);

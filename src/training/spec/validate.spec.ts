@@ -71,6 +71,11 @@ describe('parseJobSpec', () => {
     expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
     expect(rollout(true)).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5 });
     expect(rollout(false, { groups: 8, groupSize: 16 })).toMatchObject({ groups: 8, groupSize: 16 });
+    // Its replay draws the maps it rarely solves most (SIL's weighting); the slippery lake's replays every success alike.
+    const replay = (slippery: boolean) =>
+      parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } }).algorithm.config;
+    expect(replay(false)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage', selfImitationBufferSize: 2048 });
+    expect(replay(true)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'all' });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     // Sokoban measured best with twice FrozenLake's replay (recipes.ts).
