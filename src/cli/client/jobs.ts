@@ -11,6 +11,9 @@ import { ago, csv, metric, table, tableColumns } from './format';
 /** Fewest characters of an id that `show`, `watch` and the other job commands accept as a prefix. */
 export const MIN_PREFIX = 4;
 
+/** The statuses a job does not leave. */
+export const ENDED: readonly string[] = ['succeeded', 'failed', 'cancelled'];
+
 /** What a command prints: results on stdout, notes on stderr. */
 export interface Io {
   out(text: string): void;
@@ -97,7 +100,7 @@ export async function resolveJobId(client: ApiClient, idOrPrefix: string): Promi
 /** Which phase a job is in and how far: `warm-up 120/400` until step 0 is stored, then `step 37/100`. */
 export function phaseOf(job: Pick<JobView, 'warmup' | 'currentStep' | 'totalSteps' | 'status'>): string {
   const warmup = job.warmup;
-  if (warmup && warmup.completed < warmup.steps && job.currentStep === 0 && !['succeeded', 'failed', 'cancelled'].includes(job.status)) return `warm-up ${warmup.completed}/${warmup.steps}`;
+  if (warmup && warmup.completed < warmup.steps && job.currentStep === 0 && !ENDED.includes(job.status)) return `warm-up ${warmup.completed}/${warmup.steps}`;
   return `step ${job.currentStep}/${job.totalSteps}`;
 }
 

@@ -1,7 +1,7 @@
 import { WarmupReport, parseWarmupReport } from '../../training/warmup-report';
 import { ProgressBar } from '../progress';
 import type { ApiClient, JobEvent } from './api-client';
-import type { Io, JobView } from './jobs';
+import { ENDED, type Io, type JobView } from './jobs';
 
 interface Warning {
   step: number;
@@ -24,12 +24,14 @@ export async function watch(client: ApiClient, io: Io, id: string, signal: Abort
   let status = job.status;
   let earlier = 0;
   const startedAt = Date.now();
+  // Every event of a job that had ended is from before the watch, however recent its last ones are.
+  const ended = ENDED.includes(job.status);
   const line = (text: string) => bar.message(text);
   if (job.status === 'running' && job.currentStep === 0 && job.warmup && job.warmup.completed < job.warmup.steps) {
     line(`in the warm-up (${job.warmup.kind}, ${job.warmup.steps} supervised steps) before RL step 1`);
   }
   for await (const event of client.follow(id, signal, (error) => line(`connection lost (${error.message}); reconnecting…`))) {
-    const past = new Date(event.createdAt).getTime() < startedAt - 1000;
+    const past = ended || new Date(event.createdAt).getTime() < startedAt - 1000;
     if (event.type === 'step') {
       const { step, metrics } = event.data as { step: number; metrics: Record<string, number> };
       if (past && step < job.currentStep) bar.remember(metrics);
