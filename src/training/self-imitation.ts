@@ -49,7 +49,7 @@ export class SelfImitationBuffer {
    */
   add(trajectories: readonly Trajectory[], select: AlgorithmConfig['selfImitationSelect'] = 'all'): number {
     const all = trajectories.filter((t) => t.success && t.turns.length > 0);
-    const weighted = select === 'shortest' ? shortestOfEachGroup(all).map((t) => ({ t, weight: 1 })) : select === 'advantage' ? successAdvantages(trajectories) : all.map((t) => ({ t, weight: 1 }));
+    const weighted = select === 'advantage' ? successAdvantages(all, trajectories) : (select === 'shortest' ? shortestOfEachGroup(all) : all).map((t) => ({ t, weight: 1 }));
     for (const { t, weight } of weighted) {
       this.episodes.push(t.turns.map((turn) => ({ context: [...turn.context], response: [...turn.response.tokens] })));
       this.weights.push(weight);
@@ -85,10 +85,10 @@ export class SelfImitationBuffer {
 }
 
 /**
- * Each success with the weight 1 − (its group's share of successes), those of weight 0 (every
- * rollout of the group succeeded) left out. A group is one initial state's rollouts.
+ * Each of `successes` with the weight 1 − (its group's share of successes among `trajectories`),
+ * those of weight 0 (every rollout of the group succeeded) left out. A group is one initial state's rollouts.
  */
-function successAdvantages(trajectories: readonly Trajectory[]): { t: Trajectory; weight: number }[] {
+function successAdvantages(successes: readonly Trajectory[], trajectories: readonly Trajectory[]): { t: Trajectory; weight: number }[] {
   const counts = new Map<number, { drawn: number; solved: number }>();
   for (const t of trajectories) {
     const c = counts.get(t.group) ?? { drawn: 0, solved: 0 };
@@ -96,8 +96,7 @@ function successAdvantages(trajectories: readonly Trajectory[]): { t: Trajectory
     if (t.success) c.solved += 1;
     counts.set(t.group, c);
   }
-  return trajectories
-    .filter((t) => t.success && t.turns.length > 0)
+  return successes
     .map((t) => ({ t, weight: 1 - counts.get(t.group)!.solved / counts.get(t.group)!.drawn }))
     .filter(({ weight }) => weight > 0);
 }
