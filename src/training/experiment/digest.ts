@@ -15,6 +15,8 @@ export function canonicalJson(value: unknown): string {
  */
 export const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'model.config.gridPositions': false,
+  'model.config.tiedEmbeddings': false,
+  'model.config.tokenShift': false,
   'algorithm.config.worldModelCoef': 0,
   'algorithm.config.selfImitationSteps': 0,
   'algorithm.config.selfImitationBatchSize': 32,

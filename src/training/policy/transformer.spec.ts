@@ -4,9 +4,15 @@ import { Rng } from '../random';
 import { generate } from './generate';
 import { TransformerLM, disposeCache, ropeTables, rotate } from './transformer';
 
-const config = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4, rope: true };
+const baseConfig = { vocabSize: 23, contextLength: 48, layers: 2, dModel: 32, heads: 4, ffnMultiplier: 4, rope: true };
 
-describe('TransformerLM', () => {
+// The cache paths (prefill, decode, extend, copied rows) must carry the previous token across
+// their boundaries when the input holds it (tokenShift), and the tied head must read the same table.
+describe.each([
+  ['learned head', {}],
+  ['token shift, tied embeddings', { tokenShift: true, tiedEmbeddings: true }],
+])('TransformerLM (%s)', (_variant, extra) => {
+  const config = { ...baseConfig, ...extra };
   let model: TransformerLM;
   beforeAll(async () => {
     await useTestBackend();

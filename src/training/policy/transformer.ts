@@ -24,6 +24,20 @@ export interface TransformerConfig {
    * where a cell sits in the grid, whatever the history before it. Needs the tokenizer's layout.
    */
   gridPositions?: boolean;
+  /**
+   * The output head reads the token embeddings (Press & Wolf 2017): logits = h · Eᵀ + b. A token
+   * the attention copies out of the context then scores through the same vector it came in as,
+   * so copying a name works for every name the embeddings hold, not only those the head has
+   * learned one by one.
+   */
+  tiedEmbeddings?: boolean;
+  /**
+   * Each position's input also carries the previous token's embedding, from a table of its own
+   * (a token shift, as in RWKV, or the short convolutions of H3 and Based before attention).
+   * Recalling "the name after `mentor`" then needs one attention lookup on keys that already
+   * hold the word before each name, instead of a previous-token head layer 1 has to learn first.
+   */
+  tokenShift?: boolean;
 }
 
 /** cos and sin of the rotation angles, each repeated over both halves: [B or 1, 1, T, dh]. */
@@ -52,6 +66,8 @@ export interface KvCache {
   keyMask: tf.Tensor2D;
   /** Position id the next token of each row will take. */
   nextPosition: number[];
+  /** The last token of each row, the previous token of its next one (tokenShift). */
+  lastToken: number[];
 }
 
 export type ForwardOutput = {
@@ -91,7 +107,8 @@ export class TransformerLM {
   private readonly blocks: Layer[] = [];
   private readonly lnFinalGamma: tf.Variable;
   private readonly lnFinalBeta: tf.Variable;
-  private readonly wLm: tf.Variable;
+  /** [d, V], or null when the head reads the token embeddings (tiedEmbeddings). */
+  private readonly wLm: tf.Variable | null;
   private readonly bLm: tf.Variable;
   private readonly wValue: tf.Variable;
   private readonly bValue: tf.Variable;
@@ -101,6 +118,8 @@ export class TransformerLM {
   private readonly ropeTables: RopeTables | null;
   /** Grid-position embeddings [GRID_EXTENT, d] and the layout that finds the cells, or null. */
   private readonly grid: { layout: GridLayout; rows: tf.Variable; cols: tf.Variable } | null;
+  /** Previous-token embeddings [V + 1, d] (row V: no previous token), or null without tokenShift. */
+  private readonly shiftEmbedding: tf.Variable | null;
 
   constructor(config: TransformerConfig, seed: number, forbiddenTokenIds: readonly number[] = [], layout?: GridLayout) {
     if (config.dModel % config.heads !== 0) throw new Error('dModel must be divisible by heads');
@@ -130,7 +149,7 @@ export class TransformerLM {
     }
     this.lnFinalGamma = this.constant('ln_f.g', [d], 1);
     this.lnFinalBeta = this.constant('ln_f.b', [d], 0);
-    this.wLm = this.normal('lm_head.w', [d, V], 0.02, rng);
+    this.wLm = config.tiedEmbeddings ? null : this.normal('lm_head.w', [d, V], 0.02, rng);
     this.bLm = this.constant('lm_head.b', [V], 0);
     this.wValue = this.normal('value_head.w', [d, 1], 0.02, rng);
     this.bValue = this.constant('value_head.b', [1], 0);
@@ -141,6 +160,7 @@ export class TransformerLM {
     if (config.gridPositions && !layout) throw new Error('gridPositions needs the tokenizer layout');
     // Drawn last, so a model without them initialises exactly as before.
     this.grid = config.gridPositions ? { layout: layout!, rows: this.normal('grid_row_emb', [GRID_EXTENT, d], 0.01, rng), cols: this.normal('grid_col_emb', [GRID_EXTENT, d], 0.01, rng) } : null;
+    this.shiftEmbedding = config.tokenShift ? this.normal('shift_emb', [V + 1, d], 0.02, rng) : null;
   }
 
   /** Trainable variables by stable name (checkpoint order). */
@@ -204,7 +224,8 @@ export class TransformerLM {
       const [B, T] = tokens.shape;
       if (T > this.config.contextLength) throw new Error(`sequence of ${T} exceeds context ${this.config.contextLength}`);
       const positions = tf.slice(this.positionEmbedding, [0, 0], [T, this.config.dModel]);
-      let x = this.withGrid(tf.add(this.embed(tokens), positions) as tf.Tensor3D, this.grid ? tokens.dataSync() : [], B, T);
+      const ids = this.grid || this.shiftEmbedding ? tokens.dataSync() : [];
+      let x = this.withShift(this.withGrid(tf.add(this.embed(tokens), positions) as tf.Tensor3D, ids, B, T), ids, B, T, null);
       const causal = causalBias(T); // [T, T]
       const rotation = this.ropeTables ? this.rotationFor(null, T) : null;
       for (const block of this.blocks) {
@@ -244,7 +265,7 @@ export class TransformerLM {
     const logits = tf.tidy(() => {
       const tokens = tf.tensor2d(ids, [B, L], 'int32');
       const positions = tf.tensor2d(positionIds, [B, L], 'int32');
-      let x = this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, L);
+      let x = this.withShift(this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, L), ids, B, L, mask);
       // [B, 1, L, L]: causal and no attention to padding.
       const bias = tf.add(causalBias(L), paddingBias(keyMask)) as tf.Tensor4D;
       const rotation = this.ropeTables ? this.rotationFor(positions, L) : null;
@@ -262,7 +283,7 @@ export class TransformerLM {
       values = collectedValues.map((v) => tf.keep(v));
       return tf.reshape(out.logits, [B, this.config.vocabSize]) as tf.Tensor2D;
     });
-    return { logits, cache: { keys, values, keyMask, nextPosition } };
+    return { logits, cache: { keys, values, keyMask, nextPosition, lastToken: prompts.map((p) => p[p.length - 1]) } };
   }
 
   /**
@@ -307,7 +328,7 @@ export class TransformerLM {
     const logits = tf.tidy(() => {
       const tokens = tf.tensor2d(ids, [B, G], 'int32');
       const positions = tf.tensor2d(positionIds, [B, G], 'int32');
-      let x = this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, G);
+      let x = this.withShift(this.withGrid(tf.add(this.embed(tokens), this.embedPositions(positions)) as tf.Tensor3D, ids, B, G), ids, B, G, mask, cache.lastToken);
       // [B, 1, G, S + G]: every token that is not padding, and causal over the segment (one new
       // token per row, as in decoding, needs only the padding).
       const S = cache.keyMask.shape[1];
@@ -327,7 +348,7 @@ export class TransformerLM {
     });
     segmentMask.dispose();
     disposeCache(cache);
-    return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p, b) => p + segments[b].length) } };
+    return { logits, cache: { keys, values, keyMask, nextPosition: cache.nextPosition.map((p, b) => p + segments[b].length), lastToken: segments.map((s) => s[s.length - 1]) } };
   }
 
   /** Keeps only the given rows of the cache (finished sequences leave the batch). Disposes the input. */
@@ -346,6 +367,7 @@ export class TransformerLM {
       values: cache.values.map(pick),
       keyMask: pick(cache.keyMask),
       nextPosition: rows.map((r) => cache.nextPosition[r]),
+      lastToken: rows.map((r) => cache.lastToken[r]),
     };
     index.dispose();
     return next;
@@ -383,6 +405,27 @@ export class TransformerLM {
     const { rows, cols } = gridCoordinates(this.grid.layout, ids, B, T);
     const pick = (index: Int32Array, table: tf.Variable) => matMul(tf.oneHot(tf.tensor1d(index, 'int32'), GRID_EXTENT), table);
     return tf.add(x, tf.reshape(tf.add(pick(rows, this.grid.rows), pick(cols, this.grid.cols)), [B, T, this.config.dModel])) as tf.Tensor3D;
+  }
+
+  /**
+   * Adds the previous token's embedding (tokenShift) to each of the B × T inputs `ids`: the token
+   * to its left in the row, or for a row's first real token (mask 1 after padding, or column 0
+   * without a mask) the row's `before` token (a cache's last one), else the "none" row V.
+   */
+  private withShift(x: tf.Tensor3D, ids: ArrayLike<number>, B: number, T: number, mask: ArrayLike<number> | null, before?: readonly number[]): tf.Tensor3D {
+    if (!this.shiftEmbedding) return x;
+    const V = this.config.vocabSize;
+    const previous = new Int32Array(B * T).fill(V);
+    for (let b = 0; b < B; b++) {
+      for (let t = 0; t < T; t++) {
+        const i = b * T + t;
+        if (mask && mask[i] === 0) continue;
+        const first = t === 0 || (mask !== null && mask[i - 1] === 0);
+        previous[i] = first ? (before?.[b] ?? V) : ids[i - 1];
+      }
+    }
+    const shifted = matMul(tf.oneHot(tf.tensor1d(previous, 'int32'), V + 1), this.shiftEmbedding);
+    return tf.add(x, tf.reshape(shifted, [B, T, this.config.dModel])) as tf.Tensor3D;
   }
 
   /**
@@ -455,7 +498,8 @@ export class TransformerLM {
   private heads(x: tf.Tensor3D, B: number, T: number): ForwardOutput {
     const d = this.config.dModel;
     const h = tf.reshape(layerNorm(x, this.lnFinalGamma, this.lnFinalBeta), [B * T, d]);
-    const logits = tf.add(tf.add(matMul(h, this.wLm), this.bLm), this.logitBias);
+    const head = this.wLm ?? tf.transpose(this.tokenEmbedding);
+    const logits = tf.add(tf.add(matMul(h, head), this.bLm), this.logitBias);
     const values = tf.add(matMul(h, this.wValue), this.bValue);
     return {
       logits: tf.reshape(logits, [B, T, this.config.vocabSize]) as tf.Tensor3D,

@@ -36,6 +36,8 @@ export const ModelConfigSchema = Type.Object(
     rope: bool(true, 'rotary position embeddings besides the learned ones (relative offsets, e.g. grid neighbours)'),
     // No default, so the resolved spec of a job that leaves it out is what it was before the knob.
     gridPositions: Type.Optional(Type.Boolean({ description: 'row and column embeddings on the cells of rendered observations (where a cell sits in the grid, whatever the history before it); off when absent' })),
+    tiedEmbeddings: Type.Optional(Type.Boolean({ description: 'the output head reads the token embeddings (logits = h · Eᵀ), so copying a name out of the observation works for every name; off when absent' })),
+    tokenShift: Type.Optional(Type.Boolean({ description: "each position's input also carries the previous token's embedding (a token shift), so recalling the name after a word needs one attention lookup; off when absent" })),
   },
   strict,
 );
