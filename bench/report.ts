@@ -147,7 +147,13 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     // The lake's format recipe draws 64 × 4 rollouts at one action an answer and replays by advantage (recipes.ts); this column names them in full.
     noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn advantage-weighted replay')),
   },
-  { label: 'lookup-qa (tool use)', ragen: null, default: algorithmCell('lookup-qa', 'starpo-s'), grpo: algorithmCell('lookup-qa', 'starpo-grpo'), noExpert: null },
+  {
+    label: 'lookup-qa (tool use)',
+    ragen: null,
+    default: learningCell(learningRow('lookup-qa'), learningColumn('demonstrations/starpo-s')),
+    grpo: learningCell(learningRow('lookup-qa'), learningColumn('demonstrations/starpo-grpo')),
+    noExpert: null,
+  },
 ];
 
 function headlineTable(): string {
