@@ -11,12 +11,41 @@
 import { parseArgs } from 'node:util';
 import { expertSuccess } from '../src/training/experiment/baselines';
 import { getEnvDefinition } from '../src/training/envs/registry';
-import { FrozenLakeEnv } from '../src/training/envs/frozenlake';
+import { FrozenLakeEnv, shortestFrozenPath } from '../src/training/envs/frozenlake';
+import { neighbourCell, slipOutcomes } from '../src/training/envs/grid';
 import { optimalSuccessProbability, turnOptimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
 import { evaluationSeed } from '../src/training/seeds';
 import { parseJobSpec } from '../src/training/spec/validate';
 import type { TurnBudget } from '../src/training/envs/types';
 import { expertActions, spreadPlan } from '../src/training/warmup';
+
+/**
+ * Exact success probability of re-planning the shortest path (holes avoided, slips ignored) after
+ * every action, with `budget` observed actions: the fixed policy's value, V_k(s) = Σ_s' P(s' | s,
+ * π(s)) · V_{k−1}(s'), where π(s) is the first move of the shortest path from s.
+ */
+function replannedShortestPath(env: FrozenLakeEnv, budget: number): number {
+  const lake = env.state;
+  const cells = lake.width * lake.height;
+  const landings = Array.from({ length: cells }, (_, cell) => {
+    const move = shortestFrozenPath({ ...lake, player: cell })?.[0];
+    if (move === undefined) return [cell];
+    const moves = env.config.slippery ? slipOutcomes(move) : [move];
+    return moves.map((m) => (neighbourCell(cell, m, lake.width, lake.height) < 0 ? cell : neighbourCell(cell, m, lake.width, lake.height)));
+  });
+  let value = new Float64Array(cells);
+  value[lake.goal] = 1;
+  for (let k = 1; k <= budget; k++) {
+    const next = new Float64Array(cells);
+    next[lake.goal] = 1;
+    for (let cell = 0; cell < cells; cell++) {
+      if (cell === lake.goal || lake.holes[cell]) continue;
+      next[cell] = landings[cell].reduce((sum, target) => sum + value[target], 0) / landings[cell].length;
+    }
+    value = next;
+  }
+  return value[lake.player];
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { config: { type: 'string', default: '{"slippery":true}' }, episodes: { type: 'string', default: '256' } } });
@@ -57,6 +86,8 @@ async function main(): Promise<void> {
     [`the turn structure: ${maxTurns} turns of at most ${maxActionsPerTurn} blind actions, ${maxActionsPerEpisode} in all`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: maxActionsPerTurn, actions: maxActionsPerEpisode }))],
     // The turn expert's own value: the same optimum over sequences of at most 2 actions.
     [`the turn structure with at most 2 actions a turn (the turn expert)`, await mean((env) => turnOptimalSuccessProbability(env, { turns: maxTurns, actionsPerTurn: Math.min(2, maxActionsPerTurn), actions: maxActionsPerEpisode }))],
+    // What an agent that learned only the shortest path reaches with one action a turn and as many turns as actions.
+    [`the shortest path re-planned after every action (${maxActionsPerEpisode} observed actions)`, await mean((env) => replannedShortestPath(env, maxActionsPerEpisode))],
     [`every action observed (${maxActionsPerEpisode} actions; bench/learning's "optimum")`, await mean((env) => optimalSuccessProbability(env, maxActionsPerEpisode))],
   ];
   console.log(`FrozenLake ${JSON.stringify(spec.environment.config)}, ${spec.training.evalEpisodes} evaluation seeds: success (%)\n`);
