@@ -11,7 +11,7 @@ const { relative } = require('node:path');
 const ROOT = `${__dirname}/../..`;
 /** Path prefixes from the slowest kind of suite to the fastest. */
 const TIERS = [
-  'test/learning/lookup-qa',
+  'test/learning-long/',
   'test/learning/frozenlake-format',
   'test/learning/frozenlake',
   'test/learning/',

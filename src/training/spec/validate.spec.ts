@@ -49,6 +49,16 @@ describe('parseJobSpec', () => {
     expect(model(false)).toEqual(model(true));
   });
 
+  it('gives lookup-qa from demonstrations the token shift and a warm-up of 3200 steps of 64 turns, and from format the small model without it', () => {
+    // test/learning-long/lookup-qa.spec.ts trains this recipe (too long for CI).
+    const demonstrations = parseJobSpec({ environment: { id: 'lookup-qa' }, algorithm: { id: 'starpo-s' } });
+    expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2, tokenShift: true });
+    expect(demonstrations.model.config.tiedEmbeddings).toBeUndefined();
+    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 64, lrSchedule: 'constant' });
+    const format = parseJobSpec({ environment: { id: 'lookup-qa' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
+    expect(format.model.config.tokenShift).toBeUndefined();
+  });
+
   it('gives Sokoban from demonstrations width 64, grid positions and a warm-up of 4800 steps of 128 turns, and from format the small model', () => {
     const demonstrations = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
     expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 64, heads: 4, gridPositions: true });
