@@ -12,8 +12,8 @@ import { parseArgs } from 'node:util';
 import { expertSuccess } from '../src/training/experiment/baselines';
 import { getEnvDefinition } from '../src/training/envs/registry';
 import { FrozenLakeEnv, shortestFrozenPath } from '../src/training/envs/frozenlake';
-import { neighbourCell, slipOutcomes } from '../src/training/envs/grid';
-import { optimalSuccessProbability, turnOptimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
+import { GRID_ACTIONS } from '../src/training/envs/grid';
+import { optimalSuccessProbability, transitionTable, turnOptimalSuccessProbability } from '../src/training/envs/frozenlake-optimal';
 import { evaluationSeed } from '../src/training/seeds';
 import { parseJobSpec } from '../src/training/spec/validate';
 import type { TurnBudget } from '../src/training/envs/types';
@@ -27,11 +27,10 @@ import { expertActions, spreadPlan } from '../src/training/warmup';
 function replannedShortestPath(env: FrozenLakeEnv, budget: number): number {
   const lake = env.state;
   const cells = lake.width * lake.height;
+  const successors = transitionTable(lake, env.config.slippery);
   const landings = Array.from({ length: cells }, (_, cell) => {
     const move = shortestFrozenPath({ ...lake, player: cell })?.[0];
-    if (move === undefined) return [cell];
-    const moves = env.config.slippery ? slipOutcomes(move) : [move];
-    return moves.map((m) => (neighbourCell(cell, m, lake.width, lake.height) < 0 ? cell : neighbourCell(cell, m, lake.width, lake.height)));
+    return move === undefined ? [cell] : successors[cell][GRID_ACTIONS.indexOf(move)];
   });
   let value = new Float64Array(cells);
   value[lake.goal] = 1;

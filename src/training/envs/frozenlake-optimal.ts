@@ -41,8 +41,8 @@ export function optimalSuccessProbability(env: FrozenLakeEnv, actionBudget: numb
   return value[lake.player];
 }
 
-/** successors[cell][action] = the equally likely landing cells (3 when slippery, else 1). */
-function transitionTable(lake: FrozenLakeState, slippery: boolean): number[][][] {
+/** successors[cell][action] = the equally likely landing cells (3 when slippery, else 1), actions indexed as GRID_ACTIONS. */
+export function transitionTable(lake: FrozenLakeState, slippery: boolean): number[][][] {
   const land = (cell: number, move: GridAction) => {
     const next = neighbourCell(cell, move, lake.width, lake.height);
     return next < 0 ? cell : next;
