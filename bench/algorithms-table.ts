@@ -21,7 +21,7 @@ export interface Row extends BenchRow {
 /**
  * Both rows warm up from demonstrations (both have an expert), the cold-start SFT model ARPO and
  * AEPO begin from. lookup-qa's is pinned to the recipe its 18 runs were trained with, 400
- * imitation steps without the token shift (src/training/spec/recipes.ts now imitates 1,600 with
+ * imitation steps without the token shift (src/training/spec/recipes.ts now imitates 3,200 with
  * it, and bench/learning's lookup-qa row trains that default job). FrozenLake's is pinned to 3,200 imitation steps, the recipe
  * when its 18 runs were trained: the recipe now imitates 10,000, and the comparison of presets
  * needs one warm-up for all of them, not the newest. 150 steps were not enough: after them
