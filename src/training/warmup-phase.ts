@@ -75,7 +75,7 @@ async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string
       return null;
     }
     optimizer.learningRate = warmup.learningRate * learningRateScale(warmup.lrSchedule, i + 1, warmup.steps);
-    const rows = await scriptedExamples(warmup.kind as 'format' | 'demonstrations', inputs.definition, spec.environment.config, inputs.settings, inputs.tokenizer, inputs.contexts, rng, seeds, warmup.batchSize);
+    const rows = await scriptedExamples(warmup.kind as 'format' | 'demonstrations', inputs.definition, warmupEnvConfig(spec, i), inputs.settings, inputs.tokenizer, inputs.contexts, rng, seeds, warmup.batchSize);
     if (rows.length === 0) throw new Error(`warm-up produced no examples for ${inputs.definition.id}`);
     losses.push(supervisedStep(learner.actor, optimizer, rows, WARMUP_MAX_GRAD_NORM, warmup.worldModelCoef));
     const done = i + 1;
@@ -85,6 +85,12 @@ async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string
   }
   optimizer.dispose();
   return { loss: mean(losses.slice(-10)), ms: Date.now() - started };
+}
+
+/** The environment config of warm-up step `i` (from 0): the curriculum's over the job's for its first steps, then the job's. */
+export function warmupEnvConfig(spec: JobSpec, i: number): Record<string, unknown> {
+  const { curriculumSteps, curriculumConfig } = spec.training.warmup;
+  return i < curriculumSteps ? { ...spec.environment.config, ...curriculumConfig } : spec.environment.config;
 }
 
 /** The store's warm-up for `key` loaded into the actor, or null (none, or one that does not load: it is then trained). */

@@ -1,8 +1,10 @@
 import { useTestBackend } from '../../test/support/tf';
 import type { LrSchedule } from './spec/job-spec';
 import { parseJobSpec } from './spec/validate';
+import { LOOKUP_QA_DEFAULTS } from './envs/lookup-qa';
 import { Trainer } from './trainer';
 import type { Learner } from './update';
+import { warmupEnvConfig } from './warmup-phase';
 
 const spec = (steps: number, lrSchedule: LrSchedule) =>
   parseJobSpec({
@@ -42,4 +44,18 @@ describe('the warm-up learning-rate schedule', () => {
     for (let i = 0; i < first.length; i++) largest = Math.max(largest, Math.abs(cosine[i] - first[i] - 0.1 * moved[i]));
     expect(largest).toBeLessThan(1e-6);
   }, 60_000);
+});
+
+describe('the warm-up curriculum (training.warmup.curriculumSteps)', () => {
+  it("draws the first curriculumSteps steps' episodes from the curriculum's config over the job's, then the job's", () => {
+    const job = parseJobSpec({
+      environment: { id: 'lookup-qa', config: { graphSize: 8 } },
+      algorithm: { id: 'starpo-s' },
+      training: { warmup: { steps: 10, curriculumSteps: 3, curriculumConfig: { maxHops: 1 } } },
+    });
+    const full = { ...LOOKUP_QA_DEFAULTS, graphSize: 8 };
+    // Steps 0, 1 and 2 are the curriculum's three; step 3 is the first of the job's own.
+    expect([0, 2].map((i) => warmupEnvConfig(job, i))).toEqual([{ ...full, maxHops: 1 }, { ...full, maxHops: 1 }]);
+    expect([3, 9].map((i) => warmupEnvConfig(job, i))).toEqual([full, full]);
+  });
 });

@@ -41,12 +41,18 @@ export function warmupKey(spec: JobSpec, tokens: readonly string[], backend: str
     environment: spec.environment,
     model: spec.model,
     rollout,
-    warmup: spec.training.warmup,
+    warmup: warmupInputs(spec),
     seed: spec.training.seed,
     tokens,
     backend,
   };
   return createHash('sha256').update(stableJson(inputs)).digest('hex');
+}
+
+/** The warm-up section as it keys a warm-up: without the curriculum while it is off, so warm-ups stored before it existed keep their keys. */
+function warmupInputs(spec: JobSpec): Record<string, unknown> {
+  const { curriculumSteps, curriculumConfig, ...rest } = spec.training.warmup;
+  return curriculumSteps === 0 ? rest : { ...rest, curriculumSteps, curriculumConfig };
 }
 
 export function encodeWarmup(actor: TransformerLM, record: WarmupRecord): Uint8Array {

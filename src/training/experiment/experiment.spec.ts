@@ -53,6 +53,12 @@ describe('specDigest', () => {
     expect(specDigest({ ...BASE, training: { steps: 3 } })).not.toBe(specDigest(BASE));
     expect(specDigest(BASE)).toMatch(/^[0-9a-f]{16}$/);
   });
+
+  it('leaves out the warm-up curriculum while it is off, config and all, and counts it once on', () => {
+    const withCurriculum = (curriculumSteps: number) => ({ ...BASE, training: { steps: 2, warmup: { curriculumSteps, curriculumConfig: { size: 3 } } } });
+    expect(specDigest(withCurriculum(0))).toBe(specDigest(BASE));
+    expect(specDigest(withCurriculum(10))).not.toBe(specDigest(BASE));
+  });
 });
 
 describe('cells', () => {

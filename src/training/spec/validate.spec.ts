@@ -183,6 +183,20 @@ describe('parseJobSpec', () => {
     expect(parseJobSpec({ environment: { id: 'lookup-qa', config: { maxHops: 2, maxToolCalls: 2 } }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ maxHops: 2 });
   });
 
+  it('checks the warm-up curriculum as a config of the environment, no longer than the job’s and no longer than the warm-up', () => {
+    const lookup = (warmup: Record<string, unknown>, config: Record<string, unknown> = {}) => ({ environment: { id: 'lookup-qa', config }, algorithm: { id: 'starpo-s' }, training: { warmup: { steps: 100, ...warmup } } });
+    const resolved = parseJobSpec(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } }));
+    expect(resolved.training.warmup).toMatchObject({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } });
+    expect(parseJobSpec(lookup({})).training.warmup).toMatchObject({ curriculumSteps: 0, curriculumConfig: {} });
+    expect(errorsOf(lookup({ curriculumSteps: 101 }))).toEqual({ 'training.warmup.curriculumSteps': 'must be <= training.warmup.steps (100)' });
+    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 7 } }))).toEqual({ 'training.warmup.curriculumConfig.maxHops': 'must be <= 3' });
+    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { hops: 1 } }))).toEqual({ 'training.warmup.curriculumConfig.hops': 'is not a known field' });
+    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } }, { minHops: 2 }))).toEqual({ 'training.warmup.curriculumConfig.minHops': 'must be <= maxHops (1)' });
+    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 3 } }, { maxHops: 1 }))).toEqual({
+      'training.warmup.curriculumConfig': "its observations must fit environment.config's: a curriculum is an easier task, not a longer one",
+    });
+  });
+
   it('rejects unknown fields, ids and missing requirements', () => {
     expect(errorsOf({ environment: { id: 'chess' }, algorithm: { id: 'starpo-s' } })).toEqual({
       'environment.id': 'must be one of bandit, sokoban, frozenlake, lookup-qa',

@@ -92,7 +92,7 @@ export function parseJobSpec(raw: unknown, served?: EnvDefinition): JobSpec {
   };
   const hasExpert = Boolean(envDefinition!.expert);
   if (spec.training.warmup.kind === ('auto' as string)) spec.training.warmup.kind = hasExpert ? 'demonstrations' : 'format';
-  errors.push(...crossFieldErrors(spec, hasExpert));
+  errors.push(...crossFieldErrors(spec, hasExpert), ...curriculumErrors(envDefinition!, spec));
   if (envDefinition!.served && !envDefinition!.served.fork && spec.algorithm.config.rollout !== 'independent') {
     errors.push({ field: 'algorithm.id', message: `${algorithmId} branches episodes, and the server of ${spec.environment.id} does not copy them (POST /fork); choose a preset that does not branch` });
   }
@@ -179,15 +179,34 @@ export function episodeContextLength(definition: EnvDefinition, envConfig: Recor
  * minHops <= maxHops <= maxToolCalls): the environment's constructor checks them, so they are
  * reported at submission rather than when the job starts.
  */
-function envConfigErrors(definition: EnvDefinition, config: Record<string, unknown>): FieldError[] {
+function envConfigErrors(definition: EnvDefinition, config: Record<string, unknown>, field = 'environment.config'): FieldError[] {
   try {
     definition.create(config);
     return [];
   } catch (error) {
     if (!(error instanceof InvalidEnvConfigError)) throw error;
     const [, path, message] = /^\/(\w+) (.*)$/.exec(error.detail) ?? [undefined, undefined, error.detail];
-    return [{ field: path ? `environment.config.${path}` : 'environment.config', message }];
+    return [{ field: path ? `${field}.${path}` : field, message }];
   }
+}
+
+/**
+ * The warm-up's curriculum: its config over the job's must be a valid config of the environment,
+ * whose episodes fit the job's context window (an easier task, never a longer one), for no more
+ * steps than the warm-up has.
+ */
+function curriculumErrors(definition: EnvDefinition, spec: JobSpec): FieldError[] {
+  const { curriculumSteps, curriculumConfig, steps } = spec.training.warmup;
+  const field = 'training.warmup.curriculumConfig';
+  if (curriculumSteps === 0) return [];
+  if (curriculumSteps > steps) return [{ field: 'training.warmup.curriculumSteps', message: `must be <= training.warmup.steps (${steps})` }];
+  const merged = checkAgainst<Record<string, unknown>>(definition.configSchema, { ...spec.environment.config, ...curriculumConfig }, field);
+  if (merged.errors.length > 0) return merged.errors;
+  const errors = envConfigErrors(definition, merged.value, field);
+  if (errors.length === 0 && definition.observationTokens(merged.value) > definition.observationTokens(spec.environment.config)) {
+    errors.push({ field, message: "its observations must fit environment.config's: a curriculum is an easier task, not a longer one" });
+  }
+  return errors;
 }
 
 function crossFieldErrors(spec: JobSpec, hasExpert: boolean): FieldError[] {
