@@ -285,8 +285,8 @@ export const COLUMNS: readonly Column[] = [
   // And twice that (seed 1 after the warm-up: 72.7, 79.3% for 1,200 and 2,400 steps).
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x4800', { training: { warmup: { steps: 4800, batchSize: 128 } } }),
   // lookup-qa's imitation at FrozenLake's width and length (its recipe imitated 400 steps of 64 turns at
-  // width 32 then), without the token shift its recipe has since.
-  column('demonstrations', 'starpo-s', THREE_SEEDS, 'width 64 imitation 128x1600', { model: { dModel: 64, heads: 4, tokenShift: false }, training: { warmup: { steps: 1600, batchSize: 128 } } }),
+  // width 32 then), without the token shift and the two-hop curriculum its recipe has since.
+  column('demonstrations', 'starpo-s', THREE_SEEDS, 'width 64 imitation 128x1600', { model: { dModel: 64, heads: 4, tokenShift: false }, training: { warmup: { steps: 1600, batchSize: 128, curriculumShare: 0 } } }),
   // The imitation's rate decayed (cosine, to 10%) over Sokoban's 1,200 steps, which lifted seed 1's imitation 72.7 -> 75.4%.
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'imitation 128x1200 cosine rate', { training: { warmup: { steps: 1200, batchSize: 128, lrSchedule: 'cosine' } } }),
   column('demonstrations', 'starpo-s', THREE_SEEDS, 'think imitation 64x1200', { rollout: { think: true, maxTokensPerTurn: 24 }, training: { warmup: { steps: 1200, batchSize: 64 } } }),

@@ -87,10 +87,10 @@ async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string
   return { loss: mean(losses.slice(-10)), ms: Date.now() - started };
 }
 
-/** The environment config of warm-up step `i` (from 0): the curriculum's over the job's for its first steps, then the job's. */
+/** The environment config of warm-up step `i` (from 0): the curriculum's over the job's for its first share of the steps (rounded), then the job's. */
 export function warmupEnvConfig(spec: JobSpec, i: number): Record<string, unknown> {
-  const { curriculumSteps, curriculumConfig } = spec.training.warmup;
-  return i < curriculumSteps ? { ...spec.environment.config, ...curriculumConfig } : spec.environment.config;
+  const { curriculumShare, curriculumConfig, steps } = spec.training.warmup;
+  return i < Math.round(curriculumShare * steps) ? { ...spec.environment.config, ...curriculumConfig } : spec.environment.config;
 }
 
 /** The store's warm-up for `key` loaded into the actor, or null (none, or one that does not load: it is then trained). */

@@ -46,15 +46,15 @@ describe('the warm-up learning-rate schedule', () => {
   }, 60_000);
 });
 
-describe('the warm-up curriculum (training.warmup.curriculumSteps)', () => {
-  it("draws the first curriculumSteps steps' episodes from the curriculum's config over the job's, then the job's", () => {
+describe('the warm-up curriculum (training.warmup.curriculumShare)', () => {
+  it("draws the first curriculumShare of the steps' episodes from the curriculum's config over the job's, then the job's", () => {
     const job = parseJobSpec({
       environment: { id: 'lookup-qa', config: { graphSize: 8 } },
       algorithm: { id: 'starpo-s' },
-      training: { warmup: { steps: 10, curriculumSteps: 3, curriculumConfig: { maxHops: 1 } } },
+      training: { warmup: { steps: 10, curriculumShare: 0.25, curriculumConfig: { maxHops: 1 } } },
     });
     const full = { ...LOOKUP_QA_DEFAULTS, graphSize: 8 };
-    // Steps 0, 1 and 2 are the curriculum's three; step 3 is the first of the job's own.
+    // 0.25 × 10 = 2.5 rounds to 3: steps 0, 1 and 2 are the curriculum's; step 3 is the first of the job's own.
     expect([0, 2].map((i) => warmupEnvConfig(job, i))).toEqual([{ ...full, maxHops: 1 }, { ...full, maxHops: 1 }]);
     expect([3, 9].map((i) => warmupEnvConfig(job, i))).toEqual([full, full]);
   });

@@ -51,8 +51,8 @@ export function warmupKey(spec: JobSpec, tokens: readonly string[], backend: str
 
 /** The warm-up section as it keys a warm-up: without the curriculum while it is off, so warm-ups stored before it existed keep their keys. */
 function warmupInputs(spec: JobSpec): Record<string, unknown> {
-  const { curriculumSteps, curriculumConfig, ...rest } = spec.training.warmup;
-  return curriculumSteps === 0 ? rest : { ...rest, curriculumSteps, curriculumConfig };
+  const { curriculumShare, curriculumConfig, ...rest } = spec.training.warmup;
+  return curriculumShare === 0 ? rest : { ...rest, curriculumShare, curriculumConfig };
 }
 
 export function encodeWarmup(actor: TransformerLM, record: WarmupRecord): Uint8Array {

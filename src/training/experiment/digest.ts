@@ -25,7 +25,7 @@ export const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'algorithm.config.selfImitationSelect': 'all',
   'training.warmup.worldModelCoef': 0,
   'training.warmup.lrSchedule': 'constant',
-  'training.warmup.curriculumSteps': 0,
+  'training.warmup.curriculumShare': 0,
   // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
   // read only when their mode is on.
   'algorithm.config.clipMode': 'ppo',
@@ -62,7 +62,7 @@ export const DORMANT: readonly Dormant[] = [
     switch: 'algorithm.config.selfImitationSteps',
     knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate', 'algorithm.config.selfImitationSelect'],
   },
-  { switch: 'training.warmup.curriculumSteps', knobs: ['training.warmup.curriculumConfig'] },
+  { switch: 'training.warmup.curriculumShare', knobs: ['training.warmup.curriculumConfig'] },
 ];
 
 /** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */

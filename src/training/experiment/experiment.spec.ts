@@ -55,9 +55,9 @@ describe('specDigest', () => {
   });
 
   it('leaves out the warm-up curriculum while it is off, config and all, and counts it once on', () => {
-    const withCurriculum = (curriculumSteps: number) => ({ ...BASE, training: { steps: 2, warmup: { curriculumSteps, curriculumConfig: { size: 3 } } } });
+    const withCurriculum = (curriculumShare: number) => ({ ...BASE, training: { steps: 2, warmup: { curriculumShare, curriculumConfig: { size: 3 } } } });
     expect(specDigest(withCurriculum(0))).toBe(specDigest(BASE));
-    expect(specDigest(withCurriculum(10))).not.toBe(specDigest(BASE));
+    expect(specDigest(withCurriculum(0.5))).not.toBe(specDigest(BASE));
   });
 });
 

@@ -77,9 +77,9 @@ export const WarmupSchema = Type.Object(
     learningRate: num(1e-6, 0.1, 3e-3, 'learning rate of the warm-up'),
     lrSchedule: lrSchedule("cosine: decay the warm-up's learning rate to 10% over its steps"),
     worldModelCoef: num(0, 10, 0, "weight of a world-model loss during the warm-up: predicting what the environment wrote after each scripted response (reward, next observation); 0 disables"),
-    curriculumSteps: int(0, 20000, 0, "the warm-up's first steps, which draw their episodes from curriculumConfig over environment.config (an easier task first); at most steps; 0 disables"),
+    curriculumShare: num(0, 1, 0, "share of the warm-up's steps, from its first, whose episodes come from curriculumConfig over environment.config (an easier task first); 0 disables"),
     curriculumConfig: Type.Optional(
-      Type.Object({}, { additionalProperties: true, default: {}, description: "environment config fields over environment.config for the first curriculumSteps steps (e.g. lookup-qa's maxHops: 1)" }),
+      Type.Object({}, { additionalProperties: true, default: {}, description: "environment config fields over environment.config for the warm-up's first curriculumShare of its steps (e.g. lookup-qa's maxHops: 2)" }),
     ),
   },
   strict,

@@ -49,12 +49,15 @@ describe('parseJobSpec', () => {
     expect(model(false)).toEqual(model(true));
   });
 
-  it('gives lookup-qa from demonstrations the token shift and a warm-up of 3200 steps of 64 turns, and from format the small model without it', () => {
+  it('gives lookup-qa from demonstrations the token shift and a warm-up of 3200 steps of 64 turns, the first half on two-hop questions where questions take 1 to 3, and from format the small model without it', () => {
     // test/learning-long/lookup-qa.spec.ts trains this recipe (too long for CI).
     const demonstrations = parseJobSpec({ environment: { id: 'lookup-qa' }, algorithm: { id: 'starpo-s' } });
     expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2, tokenShift: true });
     expect(demonstrations.model.config.tiedEmbeddings).toBeUndefined();
-    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 64, lrSchedule: 'constant' });
+    expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 3200, batchSize: 64, lrSchedule: 'constant', curriculumShare: 0.5, curriculumConfig: { maxHops: 2 } });
+    // Questions of at most two hops already: no curriculum, which would be the task itself.
+    const shorter = parseJobSpec({ environment: { id: 'lookup-qa', config: { maxHops: 2 } }, algorithm: { id: 'starpo-s' } });
+    expect(shorter.training.warmup).toMatchObject({ steps: 3200, curriculumShare: 0, curriculumConfig: {} });
     const format = parseJobSpec({ environment: { id: 'lookup-qa' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(format.model.config.tokenShift).toBeUndefined();
   });
@@ -183,16 +186,16 @@ describe('parseJobSpec', () => {
     expect(parseJobSpec({ environment: { id: 'lookup-qa', config: { maxHops: 2, maxToolCalls: 2 } }, algorithm: { id: 'starpo-s' } }).environment.config).toMatchObject({ maxHops: 2 });
   });
 
-  it('checks the warm-up curriculum as a config of the environment, no longer than the job’s and no longer than the warm-up', () => {
+  it('checks the warm-up curriculum as a config of the environment, whose observations are no longer than the job’s', () => {
     const lookup = (warmup: Record<string, unknown>, config: Record<string, unknown> = {}) => ({ environment: { id: 'lookup-qa', config }, algorithm: { id: 'starpo-s' }, training: { warmup: { steps: 100, ...warmup } } });
-    const resolved = parseJobSpec(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } }));
-    expect(resolved.training.warmup).toMatchObject({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } });
-    expect(parseJobSpec(lookup({})).training.warmup).toMatchObject({ curriculumSteps: 0, curriculumConfig: {} });
-    expect(errorsOf(lookup({ curriculumSteps: 101 }))).toEqual({ 'training.warmup.curriculumSteps': 'must be <= training.warmup.steps (100)' });
-    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 7 } }))).toEqual({ 'training.warmup.curriculumConfig.maxHops': 'must be <= 3' });
-    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { hops: 1 } }))).toEqual({ 'training.warmup.curriculumConfig.hops': 'is not a known field' });
-    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 1 } }, { minHops: 2 }))).toEqual({ 'training.warmup.curriculumConfig.minHops': 'must be <= maxHops (1)' });
-    expect(errorsOf(lookup({ curriculumSteps: 40, curriculumConfig: { maxHops: 3 } }, { maxHops: 1 }))).toEqual({
+    const resolved = parseJobSpec(lookup({ curriculumShare: 0.4, curriculumConfig: { maxHops: 1 } }));
+    expect(resolved.training.warmup).toMatchObject({ curriculumShare: 0.4, curriculumConfig: { maxHops: 1 } });
+    expect(parseJobSpec(lookup({ curriculumShare: 0 })).training.warmup).toMatchObject({ curriculumShare: 0, curriculumConfig: {} });
+    expect(errorsOf(lookup({ curriculumShare: 1.5 }))).toEqual({ 'training.warmup.curriculumShare': 'must be <= 1' });
+    expect(errorsOf(lookup({ curriculumShare: 0.4, curriculumConfig: { maxHops: 7 } }))).toEqual({ 'training.warmup.curriculumConfig.maxHops': 'must be <= 3' });
+    expect(errorsOf(lookup({ curriculumShare: 0.4, curriculumConfig: { hops: 1 } }))).toEqual({ 'training.warmup.curriculumConfig.hops': 'is not a known field' });
+    expect(errorsOf(lookup({ curriculumShare: 0.4, curriculumConfig: { maxHops: 1 } }, { minHops: 2 }))).toEqual({ 'training.warmup.curriculumConfig.minHops': 'must be <= maxHops (1)' });
+    expect(errorsOf(lookup({ curriculumShare: 0.4, curriculumConfig: { maxHops: 3 } }, { maxHops: 1 }))).toEqual({
       'training.warmup.curriculumConfig': "its observations must fit environment.config's: a curriculum is an easier task, not a longer one",
     });
   });

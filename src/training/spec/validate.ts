@@ -192,14 +192,12 @@ function envConfigErrors(definition: EnvDefinition, config: Record<string, unkno
 
 /**
  * The warm-up's curriculum: its config over the job's must be a valid config of the environment,
- * whose episodes fit the job's context window (an easier task, never a longer one), for no more
- * steps than the warm-up has.
+ * whose episodes fit the job's context window (an easier task, never a longer one).
  */
 function curriculumErrors(definition: EnvDefinition, spec: JobSpec): FieldError[] {
-  const { curriculumSteps, curriculumConfig, steps } = spec.training.warmup;
+  const { curriculumShare, curriculumConfig } = spec.training.warmup;
   const field = 'training.warmup.curriculumConfig';
-  if (curriculumSteps === 0) return [];
-  if (curriculumSteps > steps) return [{ field: 'training.warmup.curriculumSteps', message: `must be <= training.warmup.steps (${steps})` }];
+  if (curriculumShare === 0) return [];
   const merged = checkAgainst<Record<string, unknown>>(definition.configSchema, { ...spec.environment.config, ...curriculumConfig }, field);
   if (merged.errors.length > 0) return merged.errors;
   const errors = envConfigErrors(definition, merged.value, field);
