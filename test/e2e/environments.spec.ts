@@ -95,7 +95,8 @@ describe('environment registry (real HTTP, real servers)', () => {
     // The recipe a job gets, and what the non-slippery lake's config changes in it (recipes.ts).
     expect(byId.frozenlake.recipes.demonstrations).toMatchObject({ spec: { training: { warmup: { steps: 1600, batchSize: 128 } } }, where: { config: { slippery: false }, spec: { training: { warmup: { steps: 10000 } } } } });
     expect(byId.frozenlake.recipes.format).toMatchObject({
-      where: { config: { slippery: false }, spec: { algorithm: { selfImitationSelect: 'advantage' }, rollout: { groups: 64, groupSize: 4, maxActionsPerTurn: 1 } } },
+      spec: { algorithm: { selfImitationSelect: 'advantage' }, rollout: { groups: 64, groupSize: 4, maxActionsPerTurn: 1 } },
+      where: { config: { slippery: true }, spec: { rollout: { maxTurns: 10 } } },
     });
     expect(byId.sokoban.recipes.demonstrations.where).toBeUndefined();
     expect(byId['guess-served'].server).toMatchObject({ protocol: 'starlab' });

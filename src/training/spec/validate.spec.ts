@@ -77,18 +77,19 @@ describe('parseJobSpec', () => {
       parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id, ...(config ? { config } : {}) }, training: { warmup: { kind: 'format' } } }).algorithm.config;
     expect(format()).toMatchObject({ selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048, selfImitationBatchSize: 32, filter: 'std-top' });
     expect(format(undefined, 'starpo-grpo')).toMatchObject({ selfImitationSteps: 16, advantage: 'grpo' });
-    // The non-slippery lake's replay learns from 64 maps of 4 episodes a step, at one action an
-    // answer; the slippery lake keeps RAGEN's 8 × 16 and up to 5 actions an answer.
+    // The lake's replay learns from 64 maps of 4 episodes a step, at one action an answer: in
+    // RAGEN's 5 turns on the non-slippery lake, in 10 on the slippery one (RAGEN's 10 actions).
     const rollout = (slippery: boolean, own?: Record<string, unknown>) =>
       parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, ...(own ? { rollout: own } : {}), training: { warmup: { kind: 'format' } } }).rollout;
-    expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
-    expect(rollout(true)).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5 });
+    expect(rollout(false)).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 5, maxActionsPerEpisode: 10 });
+    expect(rollout(true)).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 });
     expect(rollout(false, { groups: 8, groupSize: 16 })).toMatchObject({ groups: 8, groupSize: 16 });
-    // Its replay draws the maps it rarely solves most (SIL's weighting); the slippery lake's replays every success alike.
+    expect(rollout(true, { maxTurns: 5 })).toMatchObject({ maxTurns: 5, maxActionsPerTurn: 1 });
+    // Its replay draws the maps it rarely solves most (SIL's weighting), on both lakes.
     const replay = (slippery: boolean) =>
       parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } }).algorithm.config;
     expect(replay(false)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage', selfImitationBufferSize: 2048 });
-    expect(replay(true)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'all' });
+    expect(replay(true)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage' });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     // Sokoban measured best with twice FrozenLake's replay (recipes.ts).
@@ -106,7 +107,10 @@ describe('parseJobSpec', () => {
       rollout: { think: true, maxTokensPerTurn: 24 },
       training: { lrSchedule: 'constant', warmup: { kind: 'format' } },
     });
-    expect(spec.model.config).toMatchObject({ dModel: 64, layers: 2, contextLength: 1 + 5 * (1 + 19 + 1 + 2 + 1 + 24 + 1 + 6) });
+    // The slippery lake's format recipe plays ten turns: ten of these 55-token turns would take 551
+    // positions, so the window is the cap, 512.
+    expect(spec.model.config).toMatchObject({ dModel: 64, layers: 2, contextLength: Math.min(512, 1 + 10 * (1 + 19 + 1 + 2 + 1 + 24 + 1 + 6)) });
+    expect(spec.rollout).toMatchObject({ maxTurns: 10 });
     expect(spec.rollout).toMatchObject({ think: true, maxTokensPerTurn: 24 });
     expect(spec.training).toMatchObject({ lrSchedule: 'constant', warmup: { kind: 'format', steps: 150 } });
   });
