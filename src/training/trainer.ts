@@ -3,6 +3,7 @@ import { mean } from './algorithms/stats';
 import { usesCritic } from './algorithms/presets';
 import { BackendChoice, BackendName, initBackend } from './backend';
 import { ManifestChangedError, TrainerState, peekCheckpointState, restoreCheckpoint, saveCheckpoint } from './checkpoint';
+import { curriculumEnvConfig } from './curriculum';
 import { getEnvDefinition } from './envs/registry';
 import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
@@ -263,7 +264,9 @@ export class Trainer {
    */
   private async drawGroups(policy: TransformerPolicy): Promise<{ groups: Trajectory[][]; candidates: number[]; batches: number; trees: TreeGroupStats[] }> {
     const { rollout: r, training, algorithm, environment } = this.spec;
-    const makeEnv = () => this.definition.create(environment.config);
+    // The step's environment: the curriculum's easier task for the first share of the RL steps.
+    const envConfig = curriculumEnvConfig(environment.config, training, this.state.step, training.steps);
+    const makeEnv = () => this.definition.create(envConfig);
     const trees: TreeGroupStats[] = [];
     let drawn = 0;
     const drawBatch = async () => {

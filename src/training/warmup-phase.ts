@@ -1,5 +1,6 @@
 import { mean } from './algorithms/stats';
 import type { BackendName } from './backend';
+import { curriculumEnvConfig } from './curriculum';
 import type { EnvDefinition } from './envs/types';
 import { Adam } from './policy/adam';
 import { learningRateScale } from './policy/lr-schedule';
@@ -89,8 +90,7 @@ async function trainWarmup(inputs: WarmupInputs, rng: Rng, log: (message: string
 
 /** The environment config of warm-up step `i` (from 0): the curriculum's over the job's for its first share of the steps (rounded), then the job's. */
 export function warmupEnvConfig(spec: JobSpec, i: number): Record<string, unknown> {
-  const { curriculumShare, curriculumConfig, steps } = spec.training.warmup;
-  return i < Math.round(curriculumShare * steps) ? { ...spec.environment.config, ...curriculumConfig } : spec.environment.config;
+  return curriculumEnvConfig(spec.environment.config, spec.training.warmup, i, spec.training.warmup.steps);
 }
 
 /** The store's warm-up for `key` loaded into the actor, or null (none, or one that does not load: it is then trained). */

@@ -26,6 +26,7 @@ export const NEUTRAL_FIELDS: Readonly<Record<string, unknown>> = {
   'training.warmup.worldModelCoef': 0,
   'training.warmup.lrSchedule': 'constant',
   'training.warmup.curriculumShare': 0,
+  'training.curriculumShare': 0,
   // AEPO's update, DAPO's dynamic sampling, GiGPO's step advantages and tree rollouts: off, or
   // read only when their mode is on.
   'algorithm.config.clipMode': 'ppo',
@@ -56,13 +57,14 @@ export interface Dormant {
   knobs: readonly string[];
 }
 
-/** Self-imitation's knobs are read only when its steps are on, the warm-up's curriculum config only when its steps are (each switch left out as neutral when 0). */
+/** Self-imitation's knobs are read only when its steps are on, each curriculum's config only when its share is on (each switch left out as neutral when 0). */
 export const DORMANT: readonly Dormant[] = [
   {
     switch: 'algorithm.config.selfImitationSteps',
     knobs: ['algorithm.config.selfImitationBatchSize', 'algorithm.config.selfImitationBufferSize', 'algorithm.config.selfImitationLearningRate', 'algorithm.config.selfImitationSelect'],
   },
   { switch: 'training.warmup.curriculumShare', knobs: ['training.warmup.curriculumConfig'] },
+  { switch: 'training.curriculumShare', knobs: ['training.curriculumConfig'] },
 ];
 
 /** A deep copy of `value` without the neutral fields (dotted paths) that hold their neutral value. */

@@ -97,6 +97,10 @@ export const TrainingSchema = Type.Object(
     evalGreedy: bool(false, 'also evaluate greedily on the same seeds, as the separate series eval/greedy/*'),
     checkpointEvery: int(0, 10000, 20, 'checkpoint every N steps (0: at the end only)'),
     trajectoryTextSample: int(0, 1024, 8, 'trajectories per step whose full transcript is kept'),
+    curriculumShare: num(0, 1, 0, 'share of the RL steps, from the first, whose episodes come from curriculumConfig over environment.config (an easier task first); evaluation is always on environment.config; 0 disables'),
+    curriculumConfig: Type.Optional(
+      Type.Object({}, { additionalProperties: true, default: {}, description: "environment config fields over environment.config for the first curriculumShare of the RL steps (e.g. FrozenLake's slippery: false)" }),
+    ),
     warmup: section(WarmupSchema),
   },
   strict,

@@ -2,6 +2,7 @@ import { Type } from '@sinclair/typebox';
 import { Value } from '@sinclair/typebox/value';
 import { ALGORITHM_PRESETS, AlgorithmConfig, AlgorithmConfigSchema, AlgorithmId } from '../algorithms/presets';
 import { InvalidEnvConfigError } from '../envs/common';
+import type { Curriculum } from '../curriculum';
 import { ENVIRONMENTS } from '../envs/registry';
 import type { EnvDefinition } from '../envs/types';
 import { FieldError, SpecValidationError, checkAgainst } from './errors';
@@ -191,17 +192,23 @@ function envConfigErrors(definition: EnvDefinition, config: Record<string, unkno
 }
 
 /**
- * The warm-up's curriculum: its config over the job's must be a valid config of the environment,
- * whose episodes fit the job's context window (an easier task, never a longer one).
+ * The curricula (the warm-up's and the RL steps'): each config over the job's must be a valid
+ * config of the environment, whose episodes fit the job's context window (an easier task, never a
+ * longer one).
  */
 function curriculumErrors(definition: EnvDefinition, spec: JobSpec): FieldError[] {
-  const { curriculumShare, curriculumConfig } = spec.training.warmup;
-  const field = 'training.warmup.curriculumConfig';
-  if (curriculumShare === 0) return [];
-  const merged = checkAgainst<Record<string, unknown>>(definition.configSchema, { ...spec.environment.config, ...curriculumConfig }, field);
+  const phases: Array<[Curriculum, string]> = [
+    [spec.training.warmup, 'training.warmup.curriculumConfig'],
+    [spec.training, 'training.curriculumConfig'],
+  ];
+  return phases.flatMap(([curriculum, field]) => (curriculum.curriculumShare === 0 ? [] : curriculumConfigErrors(definition, spec.environment.config, curriculum.curriculumConfig ?? {}, field)));
+}
+
+function curriculumConfigErrors(definition: EnvDefinition, envConfig: Record<string, unknown>, curriculumConfig: Record<string, unknown>, field: string): FieldError[] {
+  const merged = checkAgainst<Record<string, unknown>>(definition.configSchema, { ...envConfig, ...curriculumConfig }, field);
   if (merged.errors.length > 0) return merged.errors;
   const errors = envConfigErrors(definition, merged.value, field);
-  if (errors.length === 0 && definition.observationTokens(merged.value) > definition.observationTokens(spec.environment.config)) {
+  if (errors.length === 0 && definition.observationTokens(merged.value) > definition.observationTokens(envConfig)) {
     errors.push({ field, message: "its observations must fit environment.config's: a curriculum is an easier task, not a longer one" });
   }
   return errors;
