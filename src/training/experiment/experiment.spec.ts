@@ -59,6 +59,12 @@ describe('specDigest', () => {
     expect(specDigest(withCurriculum(0))).toBe(specDigest(BASE));
     expect(specDigest(withCurriculum(0.5))).not.toBe(specDigest(BASE));
   });
+
+  it("leaves out the RL steps' curriculum while it is off, config and all", () => {
+    const withCurriculum = (curriculumShare: number) => ({ ...BASE, training: { steps: 2, curriculumShare, curriculumConfig: { size: 3 } } });
+    expect(specDigest(withCurriculum(0))).toBe(specDigest(BASE));
+    expect(specDigest(withCurriculum(0.5))).not.toBe(specDigest(BASE));
+  });
 });
 
 describe('cells', () => {

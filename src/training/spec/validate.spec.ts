@@ -204,6 +204,19 @@ describe('parseJobSpec', () => {
     });
   });
 
+  it("checks the RL steps' curriculum the same way, naming its own field", () => {
+    const lake = (training: Record<string, unknown>, config: Record<string, unknown> = {}) => ({ environment: { id: 'frozenlake', config }, algorithm: { id: 'starpo-s' }, training });
+    expect(parseJobSpec(lake({ curriculumShare: 0.5, curriculumConfig: { slippery: false } })).training).toMatchObject({ curriculumShare: 0.5, curriculumConfig: { slippery: false } });
+    expect(parseJobSpec(lake({})).training).toMatchObject({ curriculumShare: 0, curriculumConfig: {} });
+    expect(errorsOf(lake({ curriculumShare: -0.1 }))).toEqual({ 'training.curriculumShare': 'must be >= 0' });
+    expect(errorsOf(lake({ curriculumShare: 0.5, curriculumConfig: { slipery: false } }))).toEqual({ 'training.curriculumConfig.slipery': 'is not a known field' });
+    expect(errorsOf(lake({ curriculumShare: 0.5, curriculumConfig: { size: 6 } }, { size: 4 }))).toEqual({
+      'training.curriculumConfig': "its observations must fit environment.config's: a curriculum is an easier task, not a longer one",
+    });
+    // Off, its config is not read: nothing to check.
+    expect(() => parseJobSpec(lake({ curriculumShare: 0, curriculumConfig: { size: 6 } }, { size: 4 }))).not.toThrow();
+  });
+
   it('rejects unknown fields, ids and missing requirements', () => {
     expect(errorsOf({ environment: { id: 'chess' }, algorithm: { id: 'starpo-s' } })).toEqual({
       'environment.id': 'must be one of bandit, sokoban, frozenlake, lookup-qa',
