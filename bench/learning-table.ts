@@ -46,6 +46,11 @@ export interface Row extends BenchRow {
    * on, so the pin goes only where it is).
    */
   formatReplay?: 'all';
+  /**
+   * The RL curriculum's share under every format column that names none: the recipe's began after
+   * those columns' runs (0, off, which leaves their digests as they were).
+   */
+  formatCurriculum?: 0;
 }
 
 export const ROWS: readonly Row[] = [
@@ -53,8 +58,9 @@ export const ROWS: readonly Row[] = [
   { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
   // The slippery lake's format recipe took ten turns of one action, 64 × 4 and the weighted replay
   // after the format columns here were trained with RAGEN's 5 turns of up to 5 actions, 8 × 16 and
-  // every success alike: the pins keep them what they were.
-  { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true, formatRollout: { groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 }, formatReplay: 'all' },
+  // every success alike, and its first half of RL steps on the lake without slips after that: the
+  // pins keep them what they were.
+  { name: 'frozenlake-slippery', label: 'FrozenLake 4×4, slippery', env: 'frozenlake', envConfig: { slippery: true }, steps: 100, hasExpert: true, formatRollout: { groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 }, formatReplay: 'all', formatCurriculum: 0 },
   // The lake's format recipe answers with one action (recipes.ts); RAGEN's rollout writes up to 5. Its
   // replay is weighted by advantage; the columns before it replayed every success alike.
   { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5 }, formatReplay: 'all' },
@@ -254,6 +260,9 @@ export const COLUMNS: readonly Column[] = [
   // non-slippery lake's recipe learns its shortest paths by then (77% there), and re-planning the
   // shortest path after every move reaches 36.6% of the slippery evaluation maps.
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first three quarters without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.75, curriculumConfig: { slippery: false } } }), steps: 200 },
+  // The same at the table's 100 steps: its first 50 without slips.
+  selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }),
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
@@ -359,6 +368,9 @@ export function runKey(row: Row, col: Column, seed: number): RunKey {
   const algorithm = col.overrides.algorithm;
   if (format && row.formatReplay && Number(algorithm?.selfImitationSteps ?? 0) > 0 && algorithm?.selfImitationSelect === undefined) {
     overrides.algorithm = { ...algorithm, selfImitationSelect: row.formatReplay };
+  }
+  if (format && row.formatCurriculum !== undefined && col.overrides.training?.curriculumShare === undefined) {
+    overrides.training = { ...col.overrides.training, curriculumShare: row.formatCurriculum };
   }
   return { revision: LEARNING_REVISION, env: row.env, envConfig: row.envConfig, preset: col.preset, warmup: col.warmup, seed, steps: col.steps ?? row.steps, overrides, protocol: RAGEN_PROTOCOL };
 }

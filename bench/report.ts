@@ -137,8 +137,8 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     // (0.001 against the recipe's 0.0003), which leaves its time as it is.
     timed: learningCell(learningRow('frozenlake-slippery'), learningColumn('demonstrations/starpo-s/RL rate 0.001')),
     grpo: learningCell(learningRow('frozenlake-slippery'), learningColumn('demonstrations/starpo-grpo')),
-    // The slippery lake's format recipe: 64 × 4 rollouts of ten turns at one action an answer, replayed by advantage (recipes.ts).
-    noExpert: learningCell(learningRow('frozenlake-slippery'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay')),
+    // The slippery lake's format recipe: 64 × 4 rollouts of ten turns at one action an answer, replayed by advantage, the first half without slips (recipes.ts).
+    noExpert: learningCell(learningRow('frozenlake-slippery'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay first half without slips')),
   },
   {
     label: 'FrozenLake 4×4',

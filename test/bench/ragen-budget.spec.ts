@@ -34,15 +34,25 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     expect(parseJobSpec(specOf(runKey(lake, byDefault, 1))).rollout).toMatchObject(recipe.rollout);
   });
 
-  it("draw RAGEN's 5 turns of up to 5 actions, 8 × 16, on the slippery lake, whose format recipe plays ten turns of one action, 64 × 4", () => {
+  it("draw RAGEN's 5 turns of up to 5 actions, 8 × 16, on the slippery lake, whose format recipe plays ten turns of one action, 64 × 4, the first half without slips", () => {
     const slippery = ROWS.find((r) => r.name === 'frozenlake-slippery')!;
-    for (const column of budget) expect(parseJobSpec(specOf(runKey(slippery, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 });
+    for (const column of budget) {
+      const spec = parseJobSpec(specOf(runKey(slippery, column, 1)));
+      expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 });
+      // RAGEN's update alone: the recipe's curriculum (the first half without slips) is pinned off.
+      expect(spec.training.curriculumShare).toBe(0);
+    }
     const recipe = parseJobSpec({ environment: { id: 'frozenlake', config: slippery.envConfig }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
     // The headline's column for it names the recipe in full: the same job as the default's.
-    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay')!;
+    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay first half without slips')!;
     const column = parseJobSpec(specOf(runKey(slippery, byDefault, 1)));
     expect([column.rollout, column.algorithm.config]).toEqual([recipe.rollout, recipe.algorithm.config]);
+    expect(recipe.training).toMatchObject({ curriculumShare: 0.5, curriculumConfig: { slippery: false } });
+    expect([column.training.curriculumShare, column.training.curriculumConfig]).toEqual([0.5, { slippery: false }]);
+    // The column trained before the curriculum keeps it off.
+    const before = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay')!;
+    expect(parseJobSpec(specOf(runKey(slippery, before, 1))).training.curriculumShare).toBe(0);
     // The self-imitation column trained before keeps replaying every success alike.
     expect(parseJobSpec(specOf(runKey(slippery, COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16')!, 1))).algorithm.config.selfImitationSelect).toBe('all');
   });

@@ -96,7 +96,7 @@ describe('environment registry (real HTTP, real servers)', () => {
     expect(byId.frozenlake.recipes.demonstrations).toMatchObject({ spec: { training: { warmup: { steps: 1600, batchSize: 128 } } }, where: { config: { slippery: false }, spec: { training: { warmup: { steps: 10000 } } } } });
     expect(byId.frozenlake.recipes.format).toMatchObject({
       spec: { algorithm: { selfImitationSelect: 'advantage' }, rollout: { groups: 64, groupSize: 4, maxActionsPerTurn: 1 } },
-      where: { config: { slippery: true }, spec: { rollout: { maxTurns: 10 } } },
+      where: { config: { slippery: true }, spec: { rollout: { maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } } },
     });
     expect(byId.sokoban.recipes.demonstrations.where).toBeUndefined();
     expect(byId['guess-served'].server).toMatchObject({ protocol: 'starlab' });

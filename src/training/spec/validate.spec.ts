@@ -90,6 +90,14 @@ describe('parseJobSpec', () => {
       parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } }).algorithm.config;
     expect(replay(false)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage', selfImitationBufferSize: 2048 });
     expect(replay(true)).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage' });
+    // The slippery lake's first half of RL steps plays the same maps without slips; from
+    // demonstrations, and on the lake without slips, there is no curriculum; a job may set its own.
+    const training = (slippery: boolean, kind = 'format', own: Record<string, unknown> = {}) =>
+      parseJobSpec({ environment: { id: 'frozenlake', config: { slippery } }, algorithm: { id: 'starpo-s' }, training: { ...own, warmup: { kind } } }).training;
+    expect(training(true)).toMatchObject({ curriculumShare: 0.5, curriculumConfig: { slippery: false } });
+    expect(training(false)).toMatchObject({ curriculumShare: 0, curriculumConfig: {} });
+    expect(training(true, 'demonstrations')).toMatchObject({ curriculumShare: 0, curriculumConfig: {} });
+    expect(training(true, 'format', { curriculumShare: 0 })).toMatchObject({ curriculumShare: 0 });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     // Sokoban measured best with twice FrozenLake's replay (recipes.ts).
