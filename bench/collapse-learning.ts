@@ -8,7 +8,10 @@
  * after the warm-up and ended no more than 5 points below it; on a healthy run every warning of
  * severity `warning` or above is a false alarm.
  */
-import type { RunKey } from './learning-table';
+import { taskChangeSteps } from '../src/training/curriculum';
+import { ENVIRONMENTS } from '../src/training/envs/registry';
+import { parseJobSpec } from '../src/training/spec/validate';
+import { type RunKey, specOf } from './learning-table';
 import { BenchResult, readResults, replayWarnings } from './runs';
 
 export interface LearningRunAlarms {
@@ -29,8 +32,15 @@ export function learningRunAlarms(path = 'bench/results/learning.jsonl'): Learni
     .map((run) => {
       const { env, envConfig, warmup, preset, overrides, seed } = run.key;
       const label = `${env}${envConfig.slippery ? ' (slippery)' : ''} ${warmup}/${preset} ${JSON.stringify(overrides)} seed ${seed}`;
-      return { label, healthy: healthyLearningRun(run.curve), warnings: replayWarnings(run) ?? [] };
+      return { label, healthy: healthyLearningRun(run.curve), warnings: replayWarnings(run, taskChangesOf(run.key)) ?? [] };
     });
+}
+
+/** Where a run's RL curriculum ended (a built-in environment's; the served rows train none). */
+function taskChangesOf(key: RunKey): number[] {
+  if (!(key.env in ENVIRONMENTS)) return [];
+  const { training } = parseJobSpec(specOf(key));
+  return taskChangeSteps(training, training.steps);
 }
 
 /** Prints the false alarms on healthy learning runs and the warnings on the others. */

@@ -107,7 +107,12 @@ export interface Column {
   seeds: readonly number[];
   /** RL steps, where the column's budget is not its row's (RAGEN_BUDGET columns). */
   steps?: number;
+  /** The only rows the column is trained and shown on, where its overrides name one environment's config (a curriculum's). */
+  rows?: readonly string[];
 }
+
+/** Whether a row shows a column: every column its environment's config allows, and demonstrations only where it has an expert. */
+export const showsColumn = (row: Row, column: Column): boolean => (column.warmup === 'format' || row.hasExpert) && (!column.rows || column.rows.includes(row.name));
 
 const THREE_SEEDS = [1, 2, 3];
 /** A demonstrations column is imitation of the expert, then RL (StarLab's recipe), and is labelled so, not as the preset alone. */
@@ -259,10 +264,10 @@ export const COLUMNS: readonly Column[] = [
   // The same, its first 100 RL steps on the lake without slips (training.curriculumShare): the
   // non-slippery lake's recipe learns its shortest paths by then (77% there), and re-planning the
   // shortest path after every move reaches 36.6% of the slippery evaluation maps.
-  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), steps: 200 },
-  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first three quarters without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.75, curriculumConfig: { slippery: false } } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), steps: 200, rows: ['frozenlake-slippery'] },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first three quarters without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.75, curriculumConfig: { slippery: false } } }), steps: 200, rows: ['frozenlake-slippery'] },
   // The same at the table's 100 steps: its first 50 without slips.
-  selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }),
+  { ...selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), rows: ['frozenlake-slippery'] },
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
@@ -343,7 +348,7 @@ export const SERVED_COLUMNS: readonly Column[] = [
 /** The columns a row runs: those it names, else COLUMNS; from demonstrations only with an expert. */
 export function columnsOf(row: Row): Column[] {
   const named = row.columns ? [...COLUMNS, ...SERVED_COLUMNS].filter((c) => row.columns!.includes(c.name)) : [...COLUMNS];
-  return named.filter((c) => c.warmup === 'format' || row.hasExpert);
+  return named.filter((c) => showsColumn(row, c));
 }
 
 export interface RunKey {

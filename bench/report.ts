@@ -20,7 +20,7 @@ import { CellSummary, num, summarise } from './algorithms-summary';
 import { SUITE, score } from './collapse';
 import { learningRunAlarms } from './collapse-learning';
 import type { LearningResult } from './learning';
-import { COLUMNS as LEARNING_COLUMNS, Column, RAGEN_BUDGET, RAGEN_SFT, RAGEN_STARPO_S, RAGEN_STEPS, ROWS as LEARNING_ROWS, Row, keyId as learningId, runKey as learningKey, specOf as learningSpec } from './learning-table';
+import { COLUMNS as LEARNING_COLUMNS, Column, RAGEN_BUDGET, RAGEN_SFT, RAGEN_STARPO_S, RAGEN_STEPS, ROWS as LEARNING_ROWS, Row, keyId as learningId, showsColumn, runKey as learningKey, specOf as learningSpec } from './learning-table';
 import { Rule, Series, bandChart, toSvg } from './report-charts';
 import { outcomeOf, readResults } from './runs';
 
@@ -65,7 +65,7 @@ const expertOf = new Map<string, number | null>();
 async function playExperts(): Promise<void> {
   // The cells the tables show: no demonstrations column where the environment has no expert.
   const cells = [
-    ...LEARNING_ROWS.flatMap((row) => LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => learningCell(row, column))),
+    ...LEARNING_ROWS.flatMap((row) => LEARNING_COLUMNS.filter((c) => showsColumn(row, c)).map((column) => learningCell(row, column))),
     ...ALGORITHM_ROWS.flatMap((row) => ALGORITHM_COLUMNS.map((column) => algorithmCell(row.name, column.name))),
   ];
   for (const cell of cells) {
@@ -189,7 +189,7 @@ function headlineTable(): string {
 /** bench/learning as one table per environment: a line per column (warm-up, preset, variant) that has runs. */
 function learningTables(): string {
   return LEARNING_ROWS.map((row) => {
-    const shown = LEARNING_COLUMNS.filter((c) => c.warmup === 'format' || row.hasExpert).map((column) => ({ column, cell: learningCell(row, column) }));
+    const shown = LEARNING_COLUMNS.filter((c) => showsColumn(row, c)).map((column) => ({ column, cell: learningCell(row, column) }));
     // The row's random agent: the first cell that has runs (a row may train no format column);
     // a cell whose budgets change it says so.
     const any = (shown.find(({ cell }) => cell.runs.length > 0) ?? shown[0]).cell;

@@ -69,14 +69,14 @@ export function outcomeOf(result: Pick<BenchResult<{ seed: number }>, 'key' | 'a
 }
 
 /** The warnings (severity ≥ warning) today's detectors raise on a stored run, or what it raised when stored if it kept no monitor inputs. */
-export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | 'monitor'>): BenchResult<unknown>['warnings'] {
+export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | 'monitor'>, taskChanges: readonly number[] = []): BenchResult<unknown>['warnings'] {
   if (!result.monitor) return result.warnings;
   const steps = Math.max(...Object.values(result.monitor).map((xs) => xs.length));
   const series = Array.from({ length: steps }, (_, i) => ({
     step: i + 1,
     metrics: Object.fromEntries(Object.entries(result.monitor!).flatMap(([name, xs]) => (xs[i] === null || xs[i] === undefined ? [] : [[name, xs[i]]]))),
   }));
-  return backtest(series).filter((w) => w.severity !== 'info').map((w) => ({ step: w.step, detector: w.detector, severity: w.severity }));
+  return backtest(series, [], taskChanges).filter((w) => w.severity !== 'info').map((w) => ({ step: w.step, detector: w.detector, severity: w.severity }));
 }
 
 /**

@@ -3,7 +3,7 @@ import { mean } from './algorithms/stats';
 import { usesCritic } from './algorithms/presets';
 import { BackendChoice, BackendName, initBackend } from './backend';
 import { ManifestChangedError, TrainerState, peekCheckpointState, restoreCheckpoint, saveCheckpoint } from './checkpoint';
-import { curriculumEnvConfig } from './curriculum';
+import { curriculumEnvConfig, taskChangeSteps } from './curriculum';
 import { getEnvDefinition } from './envs/registry';
 import type { EnvDefinition } from './envs/types';
 import { evaluate } from './evaluate';
@@ -164,6 +164,10 @@ export class Trainer {
         return { status: 'stopped', step: this.state.step };
       }
       const step = this.state.step + 1;
+      if (taskChangeSteps(training, training.steps).includes(step)) {
+        this.monitor.newTask();
+        callbacks.onLog?.(`curriculum: done after step ${step - 1}; training episodes from environment.config from step ${step}`);
+      }
       const { metrics, trajectories } = await this.trainStep(callbacks);
       this.state.step = step;
       if (this.isDue(step, training.evalEvery)) Object.assign(metrics, await this.evaluationMetrics(step));

@@ -202,6 +202,22 @@ describe('CollapseMonitor', () => {
     expect(backtest(dip).filter((w) => w.detector === 'success_slide')).toEqual([]);
   });
 
+  it("starts afresh where a curriculum ends: the easier task's success is no peak to fall from", () => {
+    // The same fall from 0.5 to 0.2 at step 11 (a slide at 14, a drop at 19 above) is the task
+    // changing when the monitor is told so: nothing fires, and a later fall on the new task does.
+    const switched = series(40, (s) => ({ ...steady, 'success/rate': s <= 10 ? 0.5 : 0.2 }));
+    expect(backtest(switched, [], [11]).filter((w) => w.severity !== 'info')).toEqual([]);
+    const fallsAgain = series(60, (s) => ({ ...steady, 'success/rate': s <= 10 ? 0.5 : s <= 40 ? 0.4 : 0.1 }));
+    const [slide] = backtest(fallsAgain, [], [11]).filter((w) => w.detector === 'success_slide');
+    expect(slide.step).toBeGreaterThan(40);
+    // The last severe warning (the drop at step 19), which tags checkpoints, outlives the reset.
+    const monitor = new CollapseMonitor();
+    for (const row of series(20, (s) => ({ ...steady, 'success/rate': s <= 10 ? 0.5 : 0.2 }))) monitor.observe(row.step, row.metrics);
+    expect(monitor.health(20)).toBe('suspect');
+    monitor.newTask();
+    expect(monitor.getState()).toMatchObject({ ema: {}, history: {}, active: {}, lastSevere: { step: 19 } });
+  });
+
   it('measures the noise of smoothed success from successive differences', () => {
     // Steps 1–14 of the slide above: differences are twelve 0s and one −0.3 (mean −0.3/13).
     // Σ(d − mean)² = (0.3 − 0.3/13)² + 12·(0.3/13)² = 0.076686 + 0.006391 = 0.083077; /12 →

@@ -141,6 +141,17 @@ export class CollapseMonitor {
     s.learningRate = learningRate;
   }
 
+  /**
+   * Tells the monitor that the training episodes come from another task from the next step on (a
+   * curriculum's end). Success, reward spread, entropy and format measured on the easier task say
+   * nothing of the new one, whose success starts lower by design: every detector starts afresh,
+   * keeping only the learning rate and the last severe warning, which tags checkpoints.
+   */
+  newTask(): void {
+    const { lastSevere, learningRate } = this.state;
+    this.state = { ema: {}, peak: {}, entropyReference: [], history: {}, active: {}, lastSevere, ...(learningRate === undefined ? {} : { learningRate }) };
+  }
+
   /** Tag for a checkpoint taken now: unhealthy after a critical warning, suspect while any warning holds. */
   health(step: number): CheckpointHealth {
     const severe = this.state.lastSevere;
@@ -277,10 +288,15 @@ export class CollapseMonitor {
   }
 }
 
-/** Replays stored step metrics through a monitor: what these rules would have said (backtests). */
-export function backtest(series: readonly { step: number; metrics: Metrics }[], rules: readonly CollapseRule[] = []): CollapseWarning[] {
+/** Replays stored step metrics through a monitor: what these rules would have said (backtests); `taskChanges`: the steps a curriculum ended before (taskChangeSteps). */
+export function backtest(series: readonly { step: number; metrics: Metrics }[], rules: readonly CollapseRule[] = [], taskChanges: readonly number[] = []): CollapseWarning[] {
   const monitor = new CollapseMonitor(rules);
-  return [...series].sort((a, b) => a.step - b.step).flatMap((row) => monitor.observe(row.step, row.metrics));
+  return [...series]
+    .sort((a, b) => a.step - b.step)
+    .flatMap((row) => {
+      if (taskChanges.includes(row.step)) monitor.newTask();
+      return monitor.observe(row.step, row.metrics);
+    });
 }
 
 /**
