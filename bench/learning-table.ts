@@ -273,6 +273,9 @@ export const COLUMNS: readonly Column[] = [
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
   // The same, twice as long: 400 RL steps.
   { ...selfImitation(16, '400 RL steps 64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }), steps: 400 },
+  // Sokoban's format recipe, its first half of RL steps on rooms solved in 2 or 3 moves (the 'hard'
+  // generator at 3 reverse steps; RAGEN's rooms take about 4): the slippery lake's curriculum lever.
+  { ...selfImitation(32, 'first half on rooms of 2-3 moves', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, training: { curriculumShare: 0.5, curriculumConfig: { difficulty: 'hard', reverseSteps: 3 } } }), rows: ['sokoban'] },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
