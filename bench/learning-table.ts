@@ -148,6 +148,10 @@ const ONE_ACTION = { ...MORE_MAPS, maxActionsPerTurn: 1 };
 /** GiGPO's advantages (the episode's group z-score plus ω = 1 × the anchor states' step advantage) under StarPO-S's update. */
 const STEP_ADVANTAGES = { advantage: 'gigpo', whitenAdvantages: false } as const;
 /** Self-imitation is StarLab's addition to RAGEN's update, so its columns say so. */
+/** The slippery lake's format recipe without its curriculum: ten turns of one action, 64 × 4, the replay weighted by advantage. */
+const SLIPPERY_FORMAT: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 } };
+/** The RL curriculum on the lake without slips, for the first `share` of the steps. */
+const withoutSlips = (share: number) => ({ curriculumShare: share, curriculumConfig: { slippery: false } });
 const selfImitation = (steps: number, suffix = '', overrides: Column['overrides'] = { algorithm: { ...SELF_IMITATION, selfImitationSteps: steps } }): Column =>
   column('format', 'starpo-s', THREE_SEEDS, `self-imitation ${steps}${suffix ? ` ${suffix}` : ''}`, withRagenRollout(overrides), `StarLab's recipe: starpo-s + self-imitation ${steps}${suffix ? ` (${suffix})` : ''}`);
 
@@ -258,16 +262,16 @@ export const COLUMNS: readonly Column[] = [
   // actions, each seen before the next. The best play then reaches 50.4% of the evaluation maps (the
   // optimum the table prints), and re-planning the shortest path after every move 36.6%, where at
   // 5 turns of one action the optimum is 29.6%.
-  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 } }), steps: 200 },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay', SLIPPERY_FORMAT), steps: 200 },
   // The same at the table's 100 steps: the slippery lake's format recipe since (recipes.ts).
-  selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 } }),
+  selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay', SLIPPERY_FORMAT),
   // The same, its first 100 RL steps on the lake without slips (training.curriculumShare): the
   // non-slippery lake's recipe learns its shortest paths by then (77% there), and re-planning the
   // shortest path after every move reaches 36.6% of the slippery evaluation maps.
-  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), steps: 200, rows: ['frozenlake-slippery'] },
-  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first three quarters without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.75, curriculumConfig: { slippery: false } } }), steps: 200, rows: ['frozenlake-slippery'] },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips', { ...SLIPPERY_FORMAT, training: withoutSlips(0.5) }), steps: 200, rows: ['frozenlake-slippery'] },
+  { ...selfImitation(16, '200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first three quarters without slips', { ...SLIPPERY_FORMAT, training: withoutSlips(0.75) }), steps: 200, rows: ['frozenlake-slippery'] },
   // The same at the table's 100 steps: its first 50 without slips.
-  { ...selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay first half without slips', { algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' }, rollout: { ...ONE_ACTION, maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } }), rows: ['frozenlake-slippery'] },
+  { ...selfImitation(16, '64x4 one action a turn ten turns advantage-weighted replay first half without slips', { ...SLIPPERY_FORMAT, training: withoutSlips(0.5) }), rows: ['frozenlake-slippery'] },
   { ...selfImitation(16, '200 RL steps 64x4 one action a turn grid positions', { algorithm: SELF_IMITATION, rollout: ONE_ACTION, model: { gridPositions: true } }), steps: 200 },
   // The same at the table's 100 steps.
   selfImitation(16, '64x4', { algorithm: SELF_IMITATION, rollout: MORE_MAPS }),
