@@ -22,14 +22,28 @@ async function expectEveryStepOnce(stack: TestStack, jobId: string, steps: numbe
   expect(stepEvents).toEqual(range(steps + 1));
 }
 
-/** Tears everything down in order (the stack before its servers), even when a part fails; rethrows the first error. */
-async function cleanup(...parts: (() => Promise<unknown>)[]): Promise<void> {
+/** How long one teardown part may take before the next runs anyway (under load, pg_ctl alone can take seconds). */
+const PART_MS = 25_000;
+const TEARDOWN_MS = 3 * PART_MS + 5_000;
+
+/**
+ * Tears everything down in order (the stack before its servers), even when a part fails or hangs:
+ * each part has PART_MS, so one that hangs is named in the error and the servers after it still
+ * stop. Rethrows the first error.
+ */
+async function cleanup(...parts: [name: string, part: () => Promise<unknown>][]): Promise<void> {
   let first: unknown = null;
-  for (const part of parts) {
+  for (const [name, part] of parts) {
+    let timer: NodeJS.Timeout | undefined;
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`teardown: ${name} did not finish within ${PART_MS} ms`)), PART_MS);
+    });
     try {
-      await part();
+      await Promise.race([part(), hung]);
     } catch (error) {
       first ??= error;
+    } finally {
+      clearTimeout(timer);
     }
   }
   if (first) throw first;
@@ -44,7 +58,7 @@ describe('Redis restarted (empty) during a run', () => {
     stack = new TestStack({ redisUrl: redis.url });
     await stack.start();
   }, 60_000);
-  afterAll(() => cleanup(async () => stack?.stop(), async () => redis?.destroy()), 30_000);
+  afterAll(() => cleanup(['the stack', async () => stack?.stop()], ['Redis', async () => redis?.destroy()]), TEARDOWN_MS);
 
   it('finishes the running job with every step exactly once, and re-sends a queued job whose carrier was lost', async () => {
     const s = stack!;
@@ -96,7 +110,7 @@ describe('API restarted while a client streams', () => {
     await stack.start();
     stack.startWorker('streamed-worker');
   }, 60_000);
-  afterAll(() => cleanup(async () => stack?.stop()), 30_000);
+  afterAll(() => cleanup(['the stack', async () => stack?.stop()]), TEARDOWN_MS);
 
   /**
    * Streams a running job, restarts the API under the open stream with `signal`, reconnects with
@@ -169,11 +183,11 @@ describe('Postgres briefly unavailable during a run', () => {
   afterAll(
     () =>
       cleanup(
-        async () => (postgres && !postgres.running ? postgres.start() : undefined), // a failed test may have left it stopped
-        async () => stack?.stop(),
-        async () => postgres?.destroy(),
+        ['restarting Postgres', async () => (postgres && !postgres.running ? postgres.start() : undefined)], // a failed test may have left it stopped
+        ['the stack', async () => stack?.stop()],
+        ['Postgres', async () => postgres?.destroy()],
       ),
-    30_000,
+    TEARDOWN_MS,
   );
 
   it('retries the writes and finishes the run with every step exactly once', async () => {
