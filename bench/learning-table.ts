@@ -55,7 +55,10 @@ export interface Row extends BenchRow {
 
 export const ROWS: readonly Row[] = [
   { name: 'bandit', label: 'Bandit', env: 'bandit', envConfig: {}, steps: 100, hasExpert: false },
-  { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true },
+  // Sokoban's format recipe took the lake's rollout (ten turns of one action, 64 × 4) and weighted
+  // replay after the format columns here were trained with RAGEN's 5 turns of up to 5 actions and
+  // every success alike: the pins keep them what they were (the columns pin 8 × 16 themselves).
+  { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5, maxTurns: 5 }, formatReplay: 'all' },
   // The slippery lake's format recipe took ten turns of one action, 64 × 4 and the weighted replay
   // after the format columns here were trained with RAGEN's 5 turns of up to 5 actions, 8 × 16 and
   // every success alike, and its first half of RL steps on the lake without slips after that: the
@@ -280,6 +283,10 @@ export const COLUMNS: readonly Column[] = [
   // Sokoban's format recipe, its first half of RL steps on rooms solved in 2 or 3 moves (the 'hard'
   // generator at 3 reverse steps; RAGEN's rooms take about 4): the slippery lake's curriculum lever.
   { ...selfImitation(32, 'first half on rooms of 2-3 moves', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, training: { curriculumShare: 0.5, curriculumConfig: { difficulty: 'hard', reverseSteps: 3 } } }), rows: ['sokoban'] },
+  // Sokoban's format recipe as a user runs it: training.steps' 200 RL steps (its row runs 100), and
+  // the lake's format rollout on Sokoban: 64 × 4 of ten turns at one action an answer, replayed by
+  // advantage (the column … 64x4 one action a turn ten turns advantage-weighted replay above).
+  { ...selfImitation(32, '200 RL steps'), steps: 200, rows: ['sokoban'] },
   // Grid positions (grid-positions.ts), which lifted Sokoban from demonstrations from 0.34 to 0.67,
   // on the format default: reading the grid is what learning without an expert lacks.
   selfImitation(32, 'grid positions', { algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 }, model: { gridPositions: true } }),
