@@ -91,6 +91,11 @@ function ownBaselines(cell: CellRef, row: CellRef): string {
   if (!own || !of || (own.random === of.random && own.optimal === of.optimal)) return '';
   return ` (at its budgets: random agent ${percent(own.random)}, optimum ${own.optimal === null ? '–' : percent(own.optimal)})`;
 }
+/** " after N RL steps" where the cell's runs train another budget than the row's cell beside it. */
+function ownSteps(cell: CellRef, row: CellRef): string {
+  const steps = (ref: CellRef) => (ref.runs[0]?.key as { steps?: number } | undefined)?.steps;
+  return steps(cell) !== undefined && steps(cell) !== steps(row) ? ` after ${steps(cell)} RL steps` : '';
+}
 /** A default job's wall time on this machine, mean over the seeds that trained their warm-up (a reused one leaves the RL part alone). */
 function wallTime(cell: CellRef): string {
   const whole = cell.runs.filter((r) => !r.warmupReused);
@@ -127,7 +132,9 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     ragen: 'sokoban',
     default: learningCell(learningRow('sokoban'), learningColumn('demonstrations/starpo-s')),
     grpo: learningCell(learningRow('sokoban'), learningColumn('demonstrations/starpo-grpo')),
-    noExpert: learningCell(learningRow('sokoban'), learningColumn('format/starpo-s/self-imitation 32')),
+    // Sokoban's format recipe, the lake's rollout (ten turns of one action, 64 × 4, replayed by
+    // advantage), measured at the default job's 200 steps only (recipes.ts).
+    noExpert: learningCell(learningRow('sokoban'), learningColumn('format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay')),
   },
   {
     label: 'FrozenLake 4×4, slippery',
@@ -178,7 +185,7 @@ function headlineTable(): string {
       wallTime(row.timed ?? row.default),
       row.ragen ? ragenFigure(RAGEN_SFT, row.ragen) : '–',
       cellText(row.grpo),
-      row.noExpert ? `${cellText(row.noExpert)}${ownBaselines(row.noExpert, row.default)}` : '–',
+      row.noExpert ? `${cellText(row.noExpert)}${ownSteps(row.noExpert, row.default)}${ownBaselines(row.noExpert, row.default)}` : '–',
       row.ragen ? cellText(ragenBudgetCell(row.ragen)) : '–',
       row.ragen ? ragenFigure(RAGEN_STARPO_S, row.ragen) : '–',
       reference(row.default),

@@ -57,6 +57,19 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     expect(parseJobSpec(specOf(runKey(slippery, COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16')!, 1))).algorithm.config.selfImitationSelect).toBe('all');
   });
 
+  it("draw RAGEN's 5 turns of up to 5 actions, 8 × 16, on Sokoban, whose format recipe plays ten turns of one action, 64 × 4", () => {
+    for (const column of budget) expect(parseJobSpec(specOf(runKey(sokoban, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 });
+    const recipe = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
+    expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
+    // The column that measured the recipe at the default job's 200 steps trains the same job.
+    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay')!;
+    const column = parseJobSpec(specOf(runKey(sokoban, byDefault, 1)));
+    expect([column.rollout, column.algorithm.config, column.training.steps]).toEqual([recipe.rollout, recipe.algorithm.config, recipe.training.steps]);
+    // The self-imitation columns trained before keep their 8 × 16 of up to 5 actions, every success alike.
+    const before = parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 32')!, 1)));
+    expect([before.rollout.maxActionsPerTurn, before.rollout.maxTurns, before.algorithm.config.selfImitationSelect]).toEqual([5, 5, 'all']);
+  });
+
   it("leave the other columns at the row's budget and the recipe's cosine decay", () => {
     const recipe = parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === 'format/starpo-s')!, 1)));
     expect([recipe.training.steps, recipe.training.lrSchedule]).toEqual([100, 'cosine']);

@@ -142,6 +142,11 @@ const SOKOBAN_FROM_DEMONSTRATIONS: Recipe = {
 const SELF_IMITATION: Partial<AlgorithmConfig> = { selfImitationSteps: 16, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 };
 const FROM_FORMAT: Recipe = { ...SMALL_MODEL, algorithm: SELF_IMITATION };
 
+/** The replay weighted by SIL's (R − V)+, V the group's success rate (below). */
+const WEIGHTED_REPLAY: Partial<AlgorithmConfig> = { ...SELF_IMITATION, selfImitationSelect: 'advantage' };
+/** 64 initial states of 4 rollouts a step, one action an answer (below). */
+const ONE_ACTION_MORE_MAPS: Partial<RolloutConfig> = { ...FROM_FORMAT.rollout, groups: 64, groupSize: 4, maxActionsPerTurn: 1 };
+
 /**
  * The replay learns from the maps the agent solved, and 8 maps a step (RAGEN's 8 × 16 rollouts)
  * show it 1,600 in 200 steps. On the non-slippery lake 64 maps of 4 episodes (256 episodes, the
@@ -185,18 +190,19 @@ const FROM_FORMAT: Recipe = { ...SMALL_MODEL, algorithm: SELF_IMITATION };
  */
 const FROZENLAKE_FROM_FORMAT: Recipe = {
   ...FROM_FORMAT,
-  algorithm: { ...SELF_IMITATION, selfImitationSelect: 'advantage' },
-  rollout: { ...FROM_FORMAT.rollout, groups: 64, groupSize: 4, maxActionsPerTurn: 1 },
+  algorithm: WEIGHTED_REPLAY,
+  rollout: ONE_ACTION_MORE_MAPS,
   where: { config: { slippery: true }, recipe: { rollout: { maxTurns: 10 }, training: { curriculumShare: 0.5, curriculumConfig: { slippery: false } } } },
 };
 
 /**
- * Sokoban takes twice FrozenLake's replay. StarPO-S from the format warm-up with 32 replay steps
- * per update reached 0.328 (0.301–0.348; seeds 1–3: 0.191 → 0.301, 0.180 → 0.336, 0.230 →
- * 0.348), against 0.264 (0.219–0.332) with 16 (random agent 0.181 on the same seeds, RAGEN's
- * protocol, 100 steps). FrozenLake keeps 16 until a run shows 32 pays there too.
+ * Sokoban takes the slippery lake's rollout without its curriculum: ten turns of one action (RAGEN's
+ * 10 actions, each seen before the next), 64 × 4, the replay weighted by advantage. Before, with
+ * RAGEN's 8 × 16 of up to 5 actions a turn, 32 replay steps per update reached 0.328 (0.301–0.348,
+ * seeds 1–3) after 100 StarPO-S steps against 0.264 (0.219–0.332) with 16 (random agent 0.181 on
+ * the same seeds, RAGEN's protocol); docs/learning-defaults.md has the runs since.
  */
-const SOKOBAN_FROM_FORMAT: Recipe = { ...FROM_FORMAT, algorithm: { ...SELF_IMITATION, selfImitationSteps: 32 } };
+const SOKOBAN_FROM_FORMAT: Recipe = { ...FROM_FORMAT, algorithm: WEIGHTED_REPLAY, rollout: { ...ONE_ACTION_MORE_MAPS, maxTurns: 10 } };
 
 /**
  * A served environment without an expert: the built-ins' recipe without one (the format warm-up
@@ -223,7 +229,7 @@ export const RECIPE_DESCRIPTION =
   'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64 and 1600 warm-up steps of 128 turns (10000 on the non-slippery lake), which imitated and held measurably better, and on the slippery lake, whose demonstrations come from a turn expert near the best policy, an RL learning rate of 0.0003, at which RL holds the imitation instead of drifting from it; ' +
   'on lookup-qa from demonstrations, 3200 warm-up steps and each input carrying the previous token\'s embedding (model.config.tokenShift), without which the imitation copies a name from the search result but not the one after the question\'s relation, the first half of them on questions of at most two hops (training.warmup.curriculumShare), after which every seed measured had learned that lookup; ' +
   'on Sokoban from demonstrations, width 64, 4800 warm-up steps of 128 turns and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
-  'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 on FrozenLake, 32 on Sokoban), which is what lifted it above the random agent, and on FrozenLake 64 initial states of 4 rollouts a step instead of 8 of 16, so that the replay learns from more maps, and one action per answer, so that the agent sees the lake after every move before the next (in ten turns on the slippery lake, RAGEN\'s 10 actions, the first half of its RL steps on the same maps without slips, training.curriculumShare), its replay drawing each success in proportion to how rarely its group succeeded (the weighting of self-imitation learning); on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
+  'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 a step), which is what lifted it above the random agent, and 64 initial states of 4 rollouts a step instead of 8 of 16, so that the replay learns from more maps, and one action per answer, so that the agent sees the grid after every move before the next (in ten turns on the slippery lake and Sokoban, RAGEN\'s 10 actions; the first half of the slippery lake\'s RL steps on the same maps without slips, training.curriculumShare), its replay drawing each success in proportion to how rarely its group succeeded (the weighting of self-imitation learning); on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
 
 /**
  * Per environment and warm-up kind. RAGEN's protocol (rooms, full history, update, evaluation)

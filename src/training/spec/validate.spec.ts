@@ -100,8 +100,11 @@ describe('parseJobSpec', () => {
     expect(training(true, 'format', { curriculumShare: 0 })).toMatchObject({ curriculumShare: 0 });
     expect(format({ selfImitationSteps: 0 })).toMatchObject({ selfImitationSteps: 0, selfImitationBufferSize: 2048 });
     const sokoban = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
-    // Sokoban measured best with twice FrozenLake's replay (recipes.ts).
-    expect(sokoban.algorithm.config).toMatchObject({ selfImitationSteps: 32, selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 });
+    // Sokoban plays the slippery lake's rollout without its curriculum: ten turns of one action,
+    // 64 × 4, the replay weighted by advantage (recipes.ts).
+    expect(sokoban.algorithm.config).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage', selfImitationLearningRate: 0.003, selfImitationBufferSize: 2048 });
+    expect(sokoban.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10, maxActionsPerEpisode: 10 });
+    expect(sokoban.training.curriculumShare).toBe(0);
     // From demonstrations, and on environments without the measurement, it stays off.
     expect(parseJobSpec({ environment: { id: 'frozenlake' }, algorithm: { id: 'starpo-s' } }).algorithm.config.selfImitationSteps).toBe(0);
     expect(parseJobSpec({ environment: { id: 'bandit' }, algorithm: { id: 'starpo-s' } }).algorithm.config.selfImitationSteps).toBe(0);
