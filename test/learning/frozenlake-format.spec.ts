@@ -1,8 +1,5 @@
-import { baselines } from '../../src/training/experiment/baselines';
-import { mean } from '../../src/training/algorithms/stats';
-import { METRIC } from '../../src/training/signals/step-metrics';
 import { parseJobSpec } from '../../src/training/spec/validate';
-import { trainTracking } from '../support/learning';
+import { formatJobStart } from '../support/learning';
 import { useTestBackend } from '../support/tf';
 
 /**
@@ -32,15 +29,10 @@ describe('learning: the default non-slippery FrozenLake job from the format warm
     });
     expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage' });
     expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
-    const { random } = await baselines(spec);
-    const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer], FIRST_STEPS);
-    const [rolloutSuccess, buffer] = [series[METRIC.successRate], series[METRIC.selfImitationBuffer]];
-    const [afterWarmup, final] = [evals.get(0)!, evals.get(FIRST_STEPS)!];
-    const [first, last] = [mean(rolloutSuccess.slice(0, 10)), mean(rolloutSuccess.slice(-10))];
-    console.log(`frozenlake format: random ${random.toFixed(3)}, eval ${afterWarmup.toFixed(3)} -> ${final.toFixed(3)}, rollout success ${first.toFixed(3)} -> ${last.toFixed(3)}, buffer ${buffer[buffer.length - 1]}`);
+    const { random, afterWarmup, final, firstRollouts, lastRollouts, buffer } = await formatJobStart(spec, FIRST_STEPS, 'frozenlake format');
     expect(Math.abs(afterWarmup - random)).toBeLessThan(0.05);
-    expect(buffer[buffer.length - 1]).toBeGreaterThan(0);
+    expect(buffer).toBeGreaterThan(0);
     expect(final).toBeGreaterThanOrEqual(random + 0.3);
-    expect(last - first).toBeGreaterThanOrEqual(0.2);
+    expect(lastRollouts - firstRollouts).toBeGreaterThanOrEqual(0.2);
   }, 900_000);
 });

@@ -1,4 +1,6 @@
-import { evalSuccessOf } from '../../src/training/signals/step-metrics';
+import { mean } from '../../src/training/algorithms/stats';
+import { baselines } from '../../src/training/experiment/baselines';
+import { METRIC, evalSuccessOf } from '../../src/training/signals/step-metrics';
 import { JobSpec, parseJobSpec } from '../../src/training/spec/validate';
 import { Trainer } from '../../src/training/trainer';
 
@@ -30,4 +32,38 @@ export async function evalSuccessCurve(rawSpec: unknown, label: string): Promise
   const { evals } = await trainTracking(parseJobSpec(rawSpec));
   console.log(`${label} eval success by step: ${[...evals].map(([step, value]) => `${step}:${value.toFixed(3)}`).join('  ')}`);
   return evals;
+}
+
+/** What a job from the format warm-up learned in its first RL steps, beside the random agent on the same evaluation seeds. */
+export interface FormatJobStart {
+  random: number;
+  afterWarmup: number;
+  final: number;
+  /** The rollouts' success, mean over the first and over the last ten RL steps. */
+  firstRollouts: number;
+  lastRollouts: number;
+  /** Episodes in the self-imitation buffer after the last step. */
+  buffer: number;
+}
+
+/**
+ * Trains the first `steps` RL steps of a job from the format warm-up (under its own schedule) and
+ * logs what it learned under `label`; `spec.training.evalEvery` must divide `steps`.
+ */
+export async function formatJobStart(spec: JobSpec, steps: number, label: string): Promise<FormatJobStart> {
+  const { random } = await baselines(spec);
+  const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer], steps);
+  const rollouts = series[METRIC.successRate];
+  const buffer = series[METRIC.selfImitationBuffer];
+  const start: FormatJobStart = {
+    random,
+    afterWarmup: evals.get(0)!,
+    final: evals.get(steps)!,
+    firstRollouts: mean(rollouts.slice(0, 10)),
+    lastRollouts: mean(rollouts.slice(-10)),
+    buffer: buffer[buffer.length - 1],
+  };
+  const f = (x: number) => x.toFixed(3);
+  console.log(`${label}: random ${f(random)}, eval ${f(start.afterWarmup)} -> ${f(start.final)} after ${steps} steps, rollout success ${f(start.firstRollouts)} -> ${f(start.lastRollouts)}, buffer ${start.buffer}`);
+  return start;
 }
