@@ -46,6 +46,23 @@ export interface FormatJobStart {
   buffer: number;
 }
 
+/** The default job from the format warm-up on `environment`, seed 1, evaluated after the warm-up and after its first `steps` RL steps. */
+export function formatJob(environment: { id: string; config?: Record<string, unknown> }, steps: number): JobSpec {
+  return parseJobSpec({ environment, algorithm: { id: 'starpo-s' }, training: { evalEvery: steps, seed: 1, checkpointEvery: 0, warmup: { kind: 'format' } } });
+}
+
+/**
+ * What the first steps of a job from the format warm-up must show: the warm-up policy at the
+ * random agent's level (it knows the format, not the task), a replay that holds successes, and
+ * evaluation `evalGain` and the rollouts' success `rolloutGain` above where they started.
+ */
+export function expectLearnedFromFormat(start: FormatJobStart, evalGain: number, rolloutGain: number): void {
+  expect(Math.abs(start.afterWarmup - start.random)).toBeLessThan(0.05);
+  expect(start.buffer).toBeGreaterThan(0);
+  expect(start.final).toBeGreaterThanOrEqual(start.random + evalGain);
+  expect(start.lastRollouts - start.firstRollouts).toBeGreaterThanOrEqual(rolloutGain);
+}
+
 /**
  * Trains the first `steps` RL steps of a job from the format warm-up (under its own schedule) and
  * logs what it learned under `label`; `spec.training.evalEvery` must divide `steps`.
