@@ -64,10 +64,12 @@ export function expectLearnedFromFormat(start: FormatJobStart, evalGain: number,
 }
 
 /**
- * Trains the first `steps` RL steps of a job from the format warm-up (under its own schedule) and
- * logs what it learned under `label`; `spec.training.evalEvery` must divide `steps`.
+ * Trains a job from the format warm-up up to its first evaluation after the warm-up
+ * (`spec.training.evalEvery` RL steps, under the job's own schedule; see formatJob) and logs what
+ * it learned under `label`.
  */
-export async function formatJobStart(spec: JobSpec, steps: number, label: string): Promise<FormatJobStart> {
+export async function formatJobStart(spec: JobSpec, label: string): Promise<FormatJobStart> {
+  const steps = spec.training.evalEvery;
   const { random } = await baselines(spec);
   const { evals, series } = await trainTracking(spec, [METRIC.successRate, METRIC.selfImitationBuffer], steps);
   const rollouts = series[METRIC.successRate];
