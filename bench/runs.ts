@@ -17,6 +17,7 @@ import { baselines } from '../src/training/experiment/baselines';
 import { parseJobSpec } from '../src/training/spec/validate';
 import { Trainer } from '../src/training/trainer';
 import { benchWarmupStore } from './warmup-cache';
+import { PARTIAL_EVERY, type PartialProgress, benchPartialRuns } from './partial-runs';
 import { TYPESCRIPT_LOADER as REGISTER } from '../src/repositories/typescript-child';
 
 /** What a bench's rows have in common: an environment with its config and an RL budget. */
@@ -61,6 +62,8 @@ export interface BenchResult<K> {
    * (`replayWarnings`). Absent in runs stored before it was kept.
    */
   monitor?: Record<string, (number | null)[]>;
+  /** The steps after which the run was resumed from a partial run (bench/partial-runs.ts); absent when it ran in one process. */
+  resumedAt?: number[];
 }
 
 /** A stored run as a results cell reads it (src/training/experiment/cells.ts). */
@@ -83,20 +86,27 @@ export function replayWarnings(result: Pick<BenchResult<unknown>, 'warnings' | '
  * Trains one run on the wasm backend (as every stored run did), passing each step's metrics on.
  * Its warm-up comes from the warm-up cache when an earlier run trained the same one; not for a
  * served environment (`served`, the definition `rawSpec` names), whose warm-up depends on what the
- * server plays, which the cache's key does not hold.
+ * server plays, which the cache's key does not hold. Every PARTIAL_EVERY steps it saves a partial
+ * run (bench/partial-runs.ts), and a run that one saved resumes from it.
  */
 export async function trainRun<K extends { steps: number }>(key: K, id: string, rawSpec: Record<string, unknown>, onStep: (step: number, metrics: Metrics) => void, served?: EnvDefinition): Promise<BenchResult<K>> {
   await initBackend('wasm');
   const spec = parseJobSpec(rawSpec, served);
   const started = Date.now();
-  const trainer = await Trainer.create(spec, { warmupStore: served ? undefined : benchWarmupStore(), environment: served });
-  const curve: Record<number, number> = {};
-  let warmupReused = false;
-  const warnings: NonNullable<BenchResult<K>['warnings']> = [];
-  const monitor: Record<string, (number | null)[]> = Object.fromEntries(MONITOR_INPUTS.map((name) => [name, []]));
-  await trainer.run({
+  const partials = benchPartialRuns();
+  const resumed = partials?.load(id) ?? null;
+  // When checkpoints are taken changes nothing the run computes (the id keeps the spec's own).
+  const trained = partials ? { ...spec, training: { ...spec.training, checkpointEvery: PARTIAL_EVERY } } : spec;
+  const trainer = await Trainer.create(trained, { warmupStore: served ? undefined : benchWarmupStore(), environment: served, resumeFrom: resumed?.checkpoint });
+  const progress: PartialProgress = resumed
+    ? { ...resumed.progress, resumedAt: [...resumed.progress.resumedAt, resumed.progress.step] }
+    : { step: 0, curve: {}, warnings: [], monitor: Object.fromEntries(MONITOR_INPUTS.map((name) => [name, []])), warmupReused: false, seconds: 0, resumedAt: [] };
+  if (resumed) process.stderr.write(`${String(rawSpec.name)} #${id.slice(-6)}: resumed after step ${resumed.progress.step} (${partials!.path(id)})\n`);
+  const { curve, warnings, monitor } = progress;
+  const elapsed = () => progress.seconds + (Date.now() - started) / 1000;
+  const run = trainer.run({
     onStep: (step, metrics) => {
-      if (step === 0) warmupReused = metrics['warmup/reused'] === 1;
+      if (step === 0) progress.warmupReused = metrics['warmup/reused'] === 1;
       const success = metrics[EVAL_METRICS.sampled.success];
       if (success !== undefined) {
         curve[step] = success;
@@ -109,11 +119,16 @@ export async function trainRun<K extends { steps: number }>(key: K, id: string, 
     onWarnings: (step, raised) => {
       for (const w of raised) if (w.severity !== 'info') warnings.push({ step, detector: w.detector, severity: w.severity });
     },
+    onCheckpoint: (step, bytes) => {
+      if (step < key.steps) partials?.save(id, { ...progress, step, seconds: elapsed() }, bytes);
+    },
   });
+  await run.finally(() => trainer.dispose());
   const backend = trainer.backend;
-  trainer.dispose();
-  const seconds = (Date.now() - started) / 1000;
-  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...(await baselines(spec, served)), backend, seconds, warmupReused, warnings, monitor };
+  const seconds = elapsed();
+  partials?.remove(id);
+  const resumedAt = progress.resumedAt.length > 0 ? { resumedAt: progress.resumedAt } : {};
+  return { id, key, curve, afterWarmup: curve[0], afterRl: curve[key.steps], ...(await baselines(spec, served)), backend, seconds, warmupReused: progress.warmupReused, warnings, monitor, ...resumedAt };
 }
 
 /** Runs `script --run <key>` in a child process and parses the last line it prints: the result. */
