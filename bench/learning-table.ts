@@ -51,14 +51,21 @@ export interface Row extends BenchRow {
    * those columns' runs (0, off, which leaves their digests as they were).
    */
   formatCurriculum?: 0;
+  /**
+   * Model settings under every format column's own on this row: the model the columns' runs were
+   * trained with, where the environment's format recipe gives another (`gridPositions: false`,
+   * neutral in the digest, so the runs keep their digests).
+   */
+  formatModel?: Column['overrides']['model'];
 }
 
 export const ROWS: readonly Row[] = [
   { name: 'bandit', label: 'Bandit', env: 'bandit', envConfig: {}, steps: 100, hasExpert: false },
   // Sokoban's format recipe took the lake's rollout (ten turns of one action, 64 × 4) and weighted
   // replay after the format columns here were trained with RAGEN's 5 turns of up to 5 actions and
-  // every success alike: the pins keep them what they were (the columns pin 8 × 16 themselves).
-  { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5, maxTurns: 5 }, formatReplay: 'all' },
+  // every success alike, and every format column but the one that tries grid positions was trained
+  // without them: the pins keep them what they were (the columns pin 8 × 16 themselves).
+  { name: 'sokoban', label: 'Sokoban 6×6 (RAGEN rooms)', env: 'sokoban', envConfig: {}, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5, maxTurns: 5 }, formatReplay: 'all', formatModel: { gridPositions: false } },
   // The slippery lake's format recipe took ten turns of one action, 64 × 4 and the weighted replay
   // after the format columns here were trained with RAGEN's 5 turns of up to 5 actions, 8 × 16 and
   // every success alike, and its first half of RL steps on the lake without slips after that: the
@@ -387,6 +394,7 @@ export function runKey(row: Row, col: Column, seed: number): RunKey {
   const format = col.warmup === 'format';
   const overrides: Column['overrides'] = { ...col.overrides };
   if (format && row.formatRollout) overrides.rollout = { ...row.formatRollout, ...col.overrides.rollout };
+  if (format && row.formatModel) overrides.model = { ...row.formatModel, ...col.overrides.model };
   const algorithm = col.overrides.algorithm;
   if (format && row.formatReplay && Number(algorithm?.selfImitationSteps ?? 0) > 0 && algorithm?.selfImitationSelect === undefined) {
     overrides.algorithm = { ...algorithm, selfImitationSelect: row.formatReplay };

@@ -58,7 +58,12 @@ describe("bench/learning's RAGEN's-budget columns", () => {
   });
 
   it("draw RAGEN's 5 turns of up to 5 actions, 8 × 16, on Sokoban, whose format recipe plays ten turns of one action, 64 × 4", () => {
-    for (const column of budget) expect(parseJobSpec(specOf(runKey(sokoban, column, 1))).rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 });
+    for (const column of budget) {
+      const spec = parseJobSpec(specOf(runKey(sokoban, column, 1)));
+      expect(spec.rollout).toMatchObject({ groups: 8, groupSize: 16, maxActionsPerTurn: 5, maxTurns: 5 });
+      // RAGEN's model reads the room without grid positions, whatever the recipe gives.
+      expect(spec.model.config.gridPositions).toBe(false);
+    }
     const recipe = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
     // The column that measured the recipe at the default job's 200 steps trains the same job.
