@@ -15,20 +15,10 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { BenchResult } from './runs';
 
-/** What a run has recorded up to its checkpoint (bench/runs.ts's result, so far). */
-export interface PartialProgress {
-  /** The step the checkpoint was taken after. */
-  step: number;
-  curve: Record<number, number>;
-  warnings: { step: number; detector: string; severity: string }[];
-  monitor: Record<string, (number | null)[]>;
-  warmupReused: boolean;
-  /** Wall seconds the run has trained so far, over every process that trained it. */
-  seconds: number;
-  /** The steps at which earlier processes resumed it. */
-  resumedAt: number[];
-}
+/** What a run has recorded up to its checkpoint (bench/runs.ts's result so far; `seconds` over every process that trained it), and the step it was taken after. */
+export type PartialProgress = { step: number } & Required<Pick<BenchResult<unknown>, 'curve' | 'warnings' | 'monitor' | 'warmupReused' | 'seconds' | 'resumedAt'>>;
 
 export interface PartialRun {
   progress: PartialProgress;
