@@ -5,7 +5,12 @@ import { join } from 'node:path';
 /** The addon built from native/kernels.cc by `npm install` (scripts/build-native.js), when it built. */
 interface NativeKernels {
   matmul(heap: Float32Array, a: number, b: number, out: number, batch: number, m: number, k: number, n: number, kBlock: number, threads: number): void;
+  /** Caps the vectors' width (512, 256 or 128 bits) at most at the CPU's; returns the width in use. */
+  setVectorBits(bits: number): number;
 }
+
+/** Widths the addon has a kernel for: AVX-512, AVX2, SSE. */
+export const VECTOR_BITS = [512, 256, 128] as const;
 
 /** tfjs-backend-wasm sums a batched product (batch > 1) over K in blocks of this many terms. */
 const WASM_BATCH_K_BLOCK = 48;
@@ -32,11 +37,18 @@ function loadAddon(): NativeKernels | null {
   // Idle OpenMP threads sleep instead of spinning (read when the runtime loads): spinning takes
   // a core from the other jobs of a shared machine, and from this process's own threads.
   process.env.OMP_WAIT_POLICY ??= 'PASSIVE';
+  let loaded: NativeKernels;
   try {
-    return require(path) as NativeKernels;
+    loaded = require(path) as NativeKernels;
   } catch {
     return null; // built for another Node or CPU: the wasm kernels stay
   }
+  // STARLAB_NATIVE_VECTORS=256 or 128 runs a narrower machine's kernel (benches compare them;
+  // the sums, and so the results, are the same in every width). An addon built before it had no
+  // widths takes none.
+  const bits = Number(process.env.STARLAB_NATIVE_VECTORS);
+  if ((VECTOR_BITS as readonly number[]).includes(bits) && typeof loaded.setVectorBits === 'function') loaded.setVectorBits(bits);
+  return loaded;
 }
 
 let installed = false;
@@ -115,6 +127,15 @@ export function withWasmMatMul<T>(f: () => T): T {
   } finally {
     bypass = false;
   }
+}
+
+/**
+ * Caps the native kernels' vectors at `bits` (never wider than the CPU's); returns the width in
+ * use. The results do not depend on it.
+ */
+export function setNativeVectorBits(bits: (typeof VECTOR_BITS)[number]): number {
+  if (!nativeKernelsAvailable()) return 0;
+  return addon!.setVectorBits(bits);
 }
 
 /** Changes the native kernels' thread count (the results do not depend on it). */
