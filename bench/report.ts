@@ -133,8 +133,8 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     default: learningCell(learningRow('sokoban'), learningColumn('demonstrations/starpo-s')),
     grpo: learningCell(learningRow('sokoban'), learningColumn('demonstrations/starpo-grpo')),
     // Sokoban's format recipe, the lake's rollout (ten turns of one action, 64 × 4, replayed by
-    // advantage), measured at the default job's 200 steps only (recipes.ts).
-    noExpert: learningCell(learningRow('sokoban'), learningColumn('format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay')),
+    // advantage) with grid positions, measured at the default job's 200 steps only (recipes.ts).
+    noExpert: learningCell(learningRow('sokoban'), learningColumn('format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay grid positions')),
   },
   {
     label: 'FrozenLake 4×4, slippery',

@@ -66,10 +66,14 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     }
     const recipe = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
+    expect(recipe.model.config.gridPositions).toBe(true);
     // The column that measured the recipe at the default job's 200 steps trains the same job.
-    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay')!;
+    const name = 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay';
+    const byDefault = COLUMNS.find((c) => c.name === `${name} grid positions`)!;
     const column = parseJobSpec(specOf(runKey(sokoban, byDefault, 1)));
-    expect([column.rollout, column.algorithm.config, column.training.steps]).toEqual([recipe.rollout, recipe.algorithm.config, recipe.training.steps]);
+    expect([column.rollout, column.algorithm.config, column.model.config, column.training.steps]).toEqual([recipe.rollout, recipe.algorithm.config, recipe.model.config, recipe.training.steps]);
+    // The same column without them, the recipe before, keeps the row's pin.
+    expect(parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === name)!, 1))).model.config.gridPositions).toBe(false);
     // The self-imitation columns trained before keep their 8 × 16 of up to 5 actions, every success alike.
     const before = parseJobSpec(specOf(runKey(sokoban, COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 32')!, 1)));
     expect([before.rollout.maxActionsPerTurn, before.rollout.maxTurns, before.algorithm.config.selfImitationSelect]).toEqual([5, 5, 'all']);

@@ -4,12 +4,13 @@ import { useTestBackend } from '../support/tf';
 /**
  * Learning without an expert on Sokoban: the default job from the format warm-up (well-formed
  * answers, random actions, no task knowledge) on RAGEN's 6×6 rooms, whose recipe plays ten turns
- * of one action on 64 rooms of 4 rollouts a step and replays each success by its advantage over
- * its group (recipes.ts), for its first 50 StarPO-S steps under the 200-step job's own schedule,
+ * of one action on 64 rooms of 4 rollouts a step, reads the room with row and column embeddings
+ * (model.config.gridPositions) and replays each success by its advantage over its group
+ * (recipes.ts), for its first 50 StarPO-S steps under the 200-step job's own schedule,
  * evaluated under RAGEN's protocol (256 held-out rooms at T = 0.5).
  *
- * The bench runs of this job (docs/learning-defaults.md, "Without an expert on Sokoban") reach
- * 27.0–30.9% at step 50 and 44.1–51.2% at step 200 over seeds 1–3, from 19.1% after the warm-up;
+ * The bench runs of this job (docs/learning-defaults.md, "Grid positions without an expert") reach
+ * 29.7–35.5% at step 50 and 51.2–62.9% at step 200 over seeds 1–3, from 17.2–21.5% after the warm-up;
  * the random agent solves 17.8% of the same rooms in ten turns of one action. A step draws 256
  * episodes of up to ten turns, so 50 steps take about half an hour of a core: beside CI's other
  * learning tests it would take CI past its 15 minutes, so it runs only with
@@ -18,9 +19,10 @@ import { useTestBackend } from '../support/tf';
  *
  * What must hold: the warm-up policy plays at the random agent's level, and 50 steps of its own
  * replayed successes lift evaluation success well above it, and the success of its rollouts. Seed
- * 1: eval 0.191 after the warm-up (random 0.178) and 0.309 at step 50, as the bench run; rollout
- * success 0.179 over steps 1–10 and 0.223 over steps 41–50 (at temperature 1), the buffer 1782
- * episodes; 47 minutes beside three bench runs and another test on the 2 cores.
+ * 1: eval 0.191 after the warm-up (random 0.178) and 0.348 at step 50, as the bench run; rollout
+ * success 0.170 over steps 1–10 and 0.287 over steps 41–50 (at temperature 1), the buffer 2009
+ * episodes; 3,546 s beside a bench run on the 2 cores. Without grid positions (the recipe before)
+ * the same test reached 0.309, rollouts 0.179 → 0.223.
  */
 /** The default job's first RL steps, under its own schedule (the job runs training.steps' 200). */
 const FIRST_STEPS = 50;
@@ -33,6 +35,7 @@ describe('learning: the default Sokoban job from the format warm-up (self-imitat
     expect(spec.training.steps).toBe(200);
     expect(spec.algorithm.config).toMatchObject({ selfImitationSteps: 16, selfImitationSelect: 'advantage' });
     expect(spec.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
-    expectLearnedFromFormat(await formatJobStart(spec, 'sokoban format'), 0.06, 0.02);
+    expect(spec.model.config).toMatchObject({ dModel: 32, gridPositions: true });
+    expectLearnedFromFormat(await formatJobStart(spec, 'sokoban format'), 0.1, 0.05);
   }, 3_600_000);
 });

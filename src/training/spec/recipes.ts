@@ -197,14 +197,22 @@ const FROZENLAKE_FROM_FORMAT: Recipe = {
 
 /**
  * Sokoban takes the slippery lake's rollout without its curriculum: ten turns of one action (RAGEN's
- * 10 actions, each seen before the next), 64 × 4, the replay weighted by advantage. The 200-step
- * job ends at 0.475 (0.441–0.512, seeds 1–3; random agent 0.178 at these budgets), where the
- * recipe before ended seed 1 at 0.367 after 200 steps, for about 2.5 times the time. Before, with
+ * 10 actions, each seen before the next), 64 × 4, the replay weighted by advantage, and reads the
+ * room with row and column embeddings on its cells (gridPositions), as its imitation of the solver
+ * does. The 200-step job ends at 0.556 (0.512–0.629, seeds 1–3; random agent 0.178 at these
+ * budgets); without the embeddings at 0.475 (0.441–0.512), every seed lower (0.473, 0.512, 0.441
+ * against 0.629, 0.527, 0.512). That rollout ended seed 1 at 0.473 where the recipe before it
+ * ended at 0.367 after 200 steps, for about 2.5 times the time. Before, with
  * RAGEN's 8 × 16 of up to 5 actions a turn, 32 replay steps per update reached 0.328 (0.301–0.348,
  * seeds 1–3) after 100 StarPO-S steps against 0.264 (0.219–0.332) with 16 (random agent 0.181 on
  * the same seeds, RAGEN's protocol); docs/learning-defaults.md has the runs since.
  */
-const SOKOBAN_FROM_FORMAT: Recipe = { ...FROM_FORMAT, algorithm: WEIGHTED_REPLAY, rollout: { ...ONE_ACTION_MORE_MAPS, maxTurns: 10 } };
+const SOKOBAN_FROM_FORMAT: Recipe = {
+  ...FROM_FORMAT,
+  model: { ...SMALL_MODEL.model, gridPositions: true },
+  algorithm: WEIGHTED_REPLAY,
+  rollout: { ...ONE_ACTION_MORE_MAPS, maxTurns: 10 },
+};
 
 /**
  * A served environment without an expert: the built-ins' recipe without one (the format warm-up
@@ -231,7 +239,7 @@ export const RECIPE_DESCRIPTION =
   'and a cosine learning-rate decay; from demonstrations, 400 warm-up steps (imitation over whole-episode contexts needs them), and on FrozenLake width 64 and 1600 warm-up steps of 128 turns (10000 on the non-slippery lake), which imitated and held measurably better, and on the slippery lake, whose demonstrations come from a turn expert near the best policy, an RL learning rate of 0.0003, at which RL holds the imitation instead of drifting from it; ' +
   'on lookup-qa from demonstrations, 3200 warm-up steps and each input carrying the previous token\'s embedding (model.config.tokenShift), without which the imitation copies a name from the search result but not the one after the question\'s relation, the first half of them on questions of at most two hops (training.warmup.curriculumShare), after which every seed measured had learned that lookup; ' +
   'on Sokoban from demonstrations, width 64, 4800 warm-up steps of 128 turns and row and column embeddings on the grid\'s cells (model.config.gridPositions), without which imitation stays far below RAGEN\'s SFT; ' +
-  'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 a step), which is what lifted it above the random agent, and 64 initial states of 4 rollouts a step instead of 8 of 16, so that the replay learns from more maps, and one action per answer, so that the agent sees the grid after every move before the next (in ten turns on the slippery lake and Sokoban, RAGEN\'s 10 actions; the first half of the slippery lake\'s RL steps on the same maps without slips, training.curriculumShare), its replay drawing each success in proportion to how rarely its group succeeded (the weighting of self-imitation learning); on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
+  'on FrozenLake and Sokoban from the format warm-up (no expert), self-imitation: supervised replay steps on the agent\'s own successful training episodes after each update (16 a step), which is what lifted it above the random agent, and 64 initial states of 4 rollouts a step instead of 8 of 16, so that the replay learns from more maps, and one action per answer, so that the agent sees the grid after every move before the next (in ten turns on the slippery lake and Sokoban, RAGEN\'s 10 actions; the first half of the slippery lake\'s RL steps on the same maps without slips, training.curriculumShare), its replay drawing each success in proportion to how rarely its group succeeded (the weighting of self-imitation learning), and on Sokoban row and column embeddings on the grid\'s cells as from demonstrations; on a served environment without an expert, the format warm-up with 16 self-imitation steps and one action per answer, so that every action is answered before the next is chosen.';
 
 /**
  * Per environment and warm-up kind. RAGEN's protocol (rooms, full history, update, evaluation)

@@ -62,13 +62,12 @@ describe('parseJobSpec', () => {
     expect(format.model.config.tokenShift).toBeUndefined();
   });
 
-  it('gives Sokoban from demonstrations width 64, grid positions and a warm-up of 4800 steps of 128 turns, and from format the small model', () => {
+  it('gives Sokoban from demonstrations width 64, grid positions and a warm-up of 4800 steps of 128 turns, and from format the small model with grid positions', () => {
     const demonstrations = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' } });
     expect(demonstrations.model.config).toMatchObject({ layers: 2, dModel: 64, heads: 4, gridPositions: true });
     expect(demonstrations.training.warmup).toMatchObject({ kind: 'demonstrations', steps: 4800, batchSize: 128 });
     const format = parseJobSpec({ environment: { id: 'sokoban' }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
-    expect(format.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2 });
-    expect(format.model.config.gridPositions).toBeUndefined();
+    expect(format.model.config).toMatchObject({ layers: 2, dModel: 32, heads: 2, gridPositions: true });
     expect(format.training.warmup).toMatchObject({ kind: 'format', steps: 150 });
   });
 
