@@ -19,9 +19,11 @@ import { useTestBackend } from '../support/tf';
  * seeds; RL then raises the success of its own rollouts (fresh maps every step, sampled at
  * temperature 1) without losing evaluation success. Seed 1, 200 steps of 128 turns: eval 0.637
  * after the warm-up (random 0.216), rollout success 0.424 over the first ten steps and 0.624 over
- * the last ten, eval 0.672 at the end; about 6 minutes of a core of the 2-core machine, 4 of them
- * the imitation (at 120 imitation steps the policy is still at the random agent's level, 0.227, and
- * at batches of 64 turns it ends the warm-up at 0.566 for 55 s less, so the cut stays 200 × 128).
+ * the last ten, eval 0.672 at the end; 65 s on a core with AVX-512 or AVX2 (166 s on the AVX2
+ * kernel before docs/training-speed.md's item 8; about 6 minutes on a 2-core machine without
+ * AVX-512 before it), most of it the imitation (at 120 imitation steps the policy is still at the
+ * random agent's level, 0.227, and at batches of 64 turns it ends the warm-up at 0.566 for 55 s
+ * less on that machine, so the cut stays 200 × 128).
  */
 /** The imitation steps and RL steps this test trains: a cut of the default job that fits CI. */
 const IMITATION_STEPS = 200;
