@@ -76,7 +76,7 @@ export const ROWS: readonly Row[] = [
   { name: 'frozenlake', label: 'FrozenLake 4×4, not slippery', env: 'frozenlake', envConfig: { slippery: false }, steps: 100, hasExpert: true, formatRollout: { maxActionsPerTurn: 5 }, formatReplay: 'all' },
   // The tool-use task: its default job and its levers, from demonstrations only. bench/algorithms
   // trains the same default job with every preset beside StarPO-S.
-  { name: 'lookup-qa', label: 'lookup-qa (tool use)', env: 'lookup-qa', envConfig: {}, steps: 100, hasExpert: true, columns: ['demonstrations/starpo-grpo', 'demonstrations/starpo-s', 'demonstrations/starpo-s/width 64 imitation 128x1600'] },
+  { name: 'lookup-qa', label: 'lookup-qa (tool use)', env: 'lookup-qa', envConfig: {}, steps: 100, hasExpert: true, columns: ['demonstrations/starpo-grpo', 'demonstrations/starpo-s', 'demonstrations/starpo-s/200 RL steps', 'demonstrations/starpo-s/width 64 imitation 128x1600'] },
 ];
 
 /**
