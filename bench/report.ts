@@ -144,16 +144,18 @@ const HEADLINE_ROWS: HeadlineRow[] = [
     // (0.001 against the recipe's 0.0003), which leaves its time as it is.
     timed: learningCell(learningRow('frozenlake-slippery'), learningColumn('demonstrations/starpo-s/RL rate 0.001')),
     grpo: learningCell(learningRow('frozenlake-slippery'), learningColumn('demonstrations/starpo-grpo')),
-    // The slippery lake's format recipe: 64 × 4 rollouts of ten turns at one action an answer, replayed by advantage, the first half without slips (recipes.ts).
-    noExpert: learningCell(learningRow('frozenlake-slippery'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay first half without slips')),
+    // The slippery lake's format recipe: 64 × 4 rollouts of ten turns at one action an answer,
+    // replayed by advantage, the first half without slips (recipes.ts), at the default job's 200 steps.
+    noExpert: learningCell(learningRow('frozenlake-slippery'), learningColumn('format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips')),
   },
   {
     label: 'FrozenLake 4×4',
     ragen: 'frozenlake',
     default: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-s')),
     grpo: learningCell(learningRow('frozenlake'), learningColumn('demonstrations/starpo-grpo')),
-    // The lake's format recipe draws 64 × 4 rollouts at one action an answer and replays by advantage (recipes.ts); this column names them in full.
-    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 64x4 one action a turn advantage-weighted replay')),
+    // The lake's format recipe draws 64 × 4 rollouts at one action an answer and replays by
+    // advantage (recipes.ts); this column names them in full, at the default job's 200 steps.
+    noExpert: learningCell(learningRow('frozenlake'), learningColumn('format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn advantage-weighted replay')),
   },
   {
     label: 'lookup-qa (tool use)',

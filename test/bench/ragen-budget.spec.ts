@@ -30,8 +30,11 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     const recipe = parseJobSpec({ environment: { id: 'frozenlake', config: lake.envConfig }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1 });
     // The lake's format default column trains the recipe's rollout, which the row's pin leaves alone.
-    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn')!;
-    expect(parseJobSpec(specOf(runKey(lake, byDefault, 1))).rollout).toMatchObject(recipe.rollout);
+    const oneAction = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn')!;
+    expect(parseJobSpec(specOf(runKey(lake, oneAction, 1))).rollout).toMatchObject(recipe.rollout);
+    // The headline's column for it is the recipe's whole job, at the job's 200 steps.
+    const byDefault = parseJobSpec(specOf(runKey(lake, COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn advantage-weighted replay')!, 1)));
+    expect([byDefault.rollout, byDefault.algorithm.config, byDefault.model.config, byDefault.training.steps]).toEqual([recipe.rollout, recipe.algorithm.config, recipe.model.config, recipe.training.steps]);
   });
 
   it("draw RAGEN's 5 turns of up to 5 actions, 8 × 16, on the slippery lake, whose format recipe plays ten turns of one action, 64 × 4, the first half without slips", () => {
@@ -44,10 +47,10 @@ describe("bench/learning's RAGEN's-budget columns", () => {
     }
     const recipe = parseJobSpec({ environment: { id: 'frozenlake', config: slippery.envConfig }, algorithm: { id: 'starpo-s' }, training: { warmup: { kind: 'format' } } });
     expect(recipe.rollout).toMatchObject({ groups: 64, groupSize: 4, maxActionsPerTurn: 1, maxTurns: 10 });
-    // The headline's column for it names the recipe in full: the same job as the default's.
-    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 64x4 one action a turn ten turns advantage-weighted replay first half without slips')!;
+    // The headline's column for it names the recipe in full: the same job as the default's, at its 200 steps.
+    const byDefault = COLUMNS.find((c) => c.name === 'format/starpo-s/self-imitation 16 200 RL steps 64x4 one action a turn ten turns advantage-weighted replay first half without slips')!;
     const column = parseJobSpec(specOf(runKey(slippery, byDefault, 1)));
-    expect([column.rollout, column.algorithm.config]).toEqual([recipe.rollout, recipe.algorithm.config]);
+    expect([column.rollout, column.algorithm.config, column.model.config, column.training.steps]).toEqual([recipe.rollout, recipe.algorithm.config, recipe.model.config, recipe.training.steps]);
     expect(recipe.training).toMatchObject({ curriculumShare: 0.5, curriculumConfig: { slippery: false } });
     expect([column.training.curriculumShare, column.training.curriculumConfig]).toEqual([0.5, { slippery: false }]);
     // The column trained before the curriculum keeps it off.
