@@ -87,7 +87,11 @@ void chunk128(const float* a, const float* b, float* out, int M, int K, int N, i
 
 // The widest vectors this CPU has, in bits; setVectorBits may narrow them (for benches and for
 // the spec that checks every width against the wasm kernel).
-int widest() { return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128; }
+// __builtin_cpu_init first: this runs in a static initializer, possibly before libgcc's own.
+int widest() {
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
+}
 int vectorBits = widest();
 Chunk chunk = vectorBits == 512 ? chunk512 : vectorBits == 256 ? chunk256 : chunk128;
 
