@@ -1,5 +1,6 @@
 import * as tf from '@tensorflow/tfjs';
 import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
 import { useTestBackend } from '../../test/support/tf';
 import { VECTOR_BITS, nativeKernelsInstalled, nativeProductCount, setNativeThreads, setNativeVectorBits, withWasmMatMul } from './native-kernels';
 import { TransformerLM } from './policy/transformer';
@@ -85,6 +86,13 @@ describe('native matMul kernels', () => {
     expect(run()).toEqual(withWasmMatMul(run));
     tokens.dispose();
     model.dispose();
+  });
+
+  it('runs the widest vectors the CPU has (Linux: the flags of /proc/cpuinfo)', () => {
+    if (process.env.STARLAB_NATIVE_KERNELS === '0' || !existsSync('/proc/cpuinfo')) return;
+    const flags = readFileSync('/proc/cpuinfo', 'utf8');
+    const widest = /\bavx512f\b/.test(flags) ? 512 : /\bavx2\b/.test(flags) ? 256 : 128;
+    expect(setNativeVectorBits(512)).toBe(widest);
   });
 
   it('is absent with STARLAB_NATIVE_KERNELS=0, and training products still work', () => {
