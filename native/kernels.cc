@@ -92,8 +92,9 @@ int widest() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
 }
+Chunk chunkFor(int bits) { return bits == 512 ? chunk512 : bits == 256 ? chunk256 : chunk128; }
 int vectorBits = widest();
-Chunk chunk = vectorBits == 512 ? chunk512 : vectorBits == 256 ? chunk256 : chunk128;
+Chunk chunk = chunkFor(vectorBits);
 
 void matmul(const float* a, const float* b, float* out, int batch, int M, int K, int N, int kBlock, int threads) {
   const long panels = (N + kCols - 1) / kCols;
@@ -158,7 +159,7 @@ napi_value SetVectorBits(napi_env env, napi_callback_info info) {
     return nullptr;
   }
   vectorBits = std::min(bits, widest());
-  chunk = vectorBits == 512 ? chunk512 : vectorBits == 256 ? chunk256 : chunk128;
+  chunk = chunkFor(vectorBits);
   napi_value result;
   napi_create_int32(env, vectorBits, &result);
   return result;
