@@ -12,7 +12,8 @@ import { useTestBackend } from '../support/tf';
  * The bench runs of this job (docs/learning-defaults.md, "Grid positions without an expert") reach
  * 29.7–35.5% at step 50 and 51.2–62.9% at step 200 over seeds 1–3, from 17.2–21.5% after the warm-up;
  * the random agent solves 17.8% of the same rooms in ten turns of one action. A step draws 256
- * episodes of up to ten turns, so 50 steps take about half an hour of a core: beside CI's other
+ * episodes of up to ten turns, so 50 steps take 12 minutes of a core with AVX-512 (722 s alone) and
+ * about an hour on the slower machine beside a bench run: beside CI's other
  * learning tests it would take CI past its 15 minutes, so it runs only with
  * STARLAB_LONG_LEARNING=1 (`npm run test:learning-long`), and CI pins the recipe
  * (validate.spec.ts).
