@@ -93,8 +93,7 @@ int widest() {
   return __builtin_cpu_supports("avx512f") ? 512 : __builtin_cpu_supports("avx2") ? 256 : 128;
 }
 Chunk chunkFor(int bits) { return bits == 512 ? chunk512 : bits == 256 ? chunk256 : chunk128; }
-int vectorBits = widest();
-Chunk chunk = chunkFor(vectorBits);
+Chunk chunk = chunkFor(widest());
 
 void matmul(const float* a, const float* b, float* out, int batch, int M, int K, int N, int kBlock, int threads) {
   const long panels = (N + kCols - 1) / kCols;
@@ -158,10 +157,10 @@ napi_value SetVectorBits(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, nullptr, "setVectorBits: 512, 256 or 128");
     return nullptr;
   }
-  vectorBits = std::min(bits, widest());
-  chunk = chunkFor(vectorBits);
+  const int inUse = std::min(bits, widest());
+  chunk = chunkFor(inUse);
   napi_value result;
-  napi_create_int32(env, vectorBits, &result);
+  napi_create_int32(env, inUse, &result);
   return result;
 }
 
