@@ -12,8 +12,8 @@ import { useTestBackend } from '../support/tf';
  * The bench runs of this job (docs/learning-defaults.md, "Grid positions without an expert") reach
  * 29.7–35.5% at step 50 and 51.2–62.9% at step 200 over seeds 1–3, from 17.2–21.5% after the warm-up;
  * the random agent solves 17.8% of the same rooms in ten turns of one action. A step draws 256
- * episodes of up to ten turns, so 50 steps take 12 minutes of a core with AVX-512 (722 s alone) and
- * about an hour on the slower machine beside a bench run: beside CI's other
+ * episodes of up to ten turns, so 50 steps take 12 minutes of a core with AVX-512 (722 s alone):
+ * beside CI's other
  * learning tests it would take CI past its 15 minutes, so it runs only with
  * STARLAB_LONG_LEARNING=1 (`npm run test:learning-long`), and CI pins the recipe
  * (validate.spec.ts).
@@ -22,8 +22,7 @@ import { useTestBackend } from '../support/tf';
  * replayed successes lift evaluation success well above it, and the success of its rollouts. Seed
  * 1: eval 0.191 after the warm-up (random 0.178) and 0.348 at step 50, as the bench run; rollout
  * success 0.170 over steps 1–10 and 0.287 over steps 41–50 (at temperature 1), the buffer 2009
- * episodes; 3,546 s beside a bench run on the 2 cores. Without grid positions (the recipe before)
- * the same test reached 0.309, rollouts 0.179 → 0.223.
+ * episodes. Without grid positions the same test reaches 0.309, rollouts 0.179 → 0.223.
  */
 /** The default job's first RL steps, under its own schedule (the job runs training.steps' 200). */
 const FIRST_STEPS = 50;

@@ -10,9 +10,9 @@ import { useTestBackend } from '../support/tf';
  * must lift evaluation success on the 256 held-out maps well above it. Seed 1: eval 0.152 after
  * the warm-up (random agent 0.151 on the same maps, one random action a turn), 0.422 after 25
  * steps; rollout success 0.149 over steps 1–10, 0.224 over steps 16–25; the buffer 1025 episodes;
- * 311 s alone on a core of a 2-core machine without AVX-512, 72 s in a clean-clone CI run on one
- * with it. At 40 steps it reached 0.598, rollouts 0.149 → 0.458 over steps 31–40, in about 450 s on
- * the first: CI's 15 minutes there took the shorter cut. (Replaying every success
+ * 72 s in a clean-clone CI run on a 2-core machine with AVX-512. At 40 steps it reached 0.598,
+ * rollouts 0.149 → 0.458 over steps 31–40, in about 1.45 times the time: the shorter cut keeps
+ * CI within its 15 minutes on slower machines. (Replaying every success
  * alike it was 0.660 at step 40 and ended the job lower, 0.766 against 0.813; with 5 actions an
  * answer the 40-step job ended at 0.332. The runs of bench/learning go further: docs/results.md.)
  */

@@ -10,8 +10,8 @@ import { useTestBackend } from '../support/tf';
  * given): its recipe's model and imitation batches, then 30 steps of StarPO-S under RAGEN's
  * protocol (whole-episode history, minibatches of 32, 256 held-out maps sampled at 0.5).
  *
- * The recipe imitates 10,000 steps of 128 turns on this map (recipes.ts), about 48 minutes of a
- * core; this test imitates the first 200 of them, so that CI stays within its time. The full
+ * The recipe imitates 10,000 steps of 128 turns on this map (recipes.ts); the whole job took 28
+ * minutes of a core with AVX-512 (docs/training-speed.md). This test imitates the first 200 of them, so that CI stays within its time. The full
  * default's figures are bench/learning's (docs/results.md): 0.949–0.984 after the warm-up, 0.964
  * after 100 steps.
  *
@@ -19,11 +19,10 @@ import { useTestBackend } from '../support/tf';
  * seeds; RL then raises the success of its own rollouts (fresh maps every step, sampled at
  * temperature 1) without losing evaluation success. Seed 1, 200 steps of 128 turns: eval 0.637
  * after the warm-up (random 0.216), rollout success 0.424 over the first ten steps and 0.624 over
- * the last ten, eval 0.672 at the end; 65 s on a core with AVX-512 or AVX2 (166 s on the AVX2
- * kernel before docs/training-speed.md's item 8; about 6 minutes on a 2-core machine without
- * AVX-512 before it), most of it the imitation (at 120 imitation steps the policy is still at the
- * random agent's level, 0.227, and at batches of 64 turns it ends the warm-up at 0.566 for 55 s
- * less on that machine, so the cut stays 200 × 128).
+ * the last ten, eval 0.672 at the end; 63–65 s on a core of a 2-core machine with AVX-512 (or its
+ * AVX2 kernel), most of it the imitation. At 120 imitation steps the policy is still at the random
+ * agent's level (0.227), and at batches of 64 turns it ends the warm-up at 0.566, for about a
+ * sixth less time, so the cut stays 200 × 128.
  */
 /** The imitation steps and RL steps this test trains: a cut of the default job that fits CI. */
 const IMITATION_STEPS = 200;
